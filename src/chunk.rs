@@ -1,0 +1,230 @@
+//! Stage 4, chunk: cut entity-aligned chunks. An entity's chunk is its own text — a class
+//! stops at its members, which appear only as their signature lines — and long bodies are
+//! split at statement boundaries with a one-statement overlap. Each file also gets a header
+//! chunk (module doc + imports in the language's own syntax); Markdown is cut by section.
+//! Every chunk carries a structural header used for embedding, a code-aware search text and
+//! a content hash that decides vector reuse. Pure: no I/O, no model.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::parse::{Entity, EntityKind, ParsedFile};
+use crate::text::{code_search_text, content_hash, truncate_chars};
+
+/// Characters of the embedding text kept (the model truncates at `max_length` tokens anyway;
+/// this bounds tokenizer work on huge chunks).
+const MAX_EMBED_CHARS: usize = 2_400;
+/// Rough characters per token, for splitting decisions only (budgets use a real tokenizer).
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// A unit of retrieval and embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// `<entity id>#<part>`, or `<path>#header` for a file header.
+    pub id: String,
+    pub entity_id: String,
+    pub path: String,
+    pub qualified_name: String,
+    pub kind: EntityKind,
+    pub language: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub part: u32,
+    /// The source shown to an agent.
+    pub text: String,
+    /// What the model embeds: structural header, doc and the start of the text.
+    pub embed_text: String,
+    /// The code-aware full-text column (identifiers split).
+    pub search_text: String,
+    /// Hash of `embed_text`: equal hashes reuse the previous generation's vector.
+    pub content_hash: String,
+}
+
+/// Chunks every file in parallel; output in file order.
+pub fn chunk_all(files: &[ParsedFile], max_chunk_tokens: usize) -> Vec<Chunk> {
+    files.par_iter().flat_map_iter(|file| chunk_file(file, max_chunk_tokens)).collect()
+}
+
+/// The chunks of one file: its header, then each entity's own text in source order.
+pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    if let Some(header) = header_chunk(file) {
+        chunks.push(header);
+    }
+    for (index, entity) in file.entities.iter().enumerate() {
+        let is_preamble = entity.kind == EntityKind::Document;
+        if entity.kind.is_file_level() && !is_preamble {
+            continue;
+        }
+        let (text, start_line) = if is_preamble { preamble(file) } else { own_text(file, index) };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let pieces = split_pieces(&text, start_line, entity, max_chunk_tokens);
+        for (part, (piece, first_line, last_line)) in pieces.into_iter().enumerate() {
+            chunks.push(make_chunk(entity, part as u32, piece, first_line, last_line));
+        }
+    }
+    chunks
+}
+
+fn structural_header(path: &str, qualified_name: &str, kind: EntityKind) -> String {
+    format!("{path} | {qualified_name} | {}", kind.as_str())
+}
+
+fn make_chunk(entity: &Entity, part: u32, text: String, start_line: u32, end_line: u32) -> Chunk {
+    let header = structural_header(&entity.path, &entity.qualified_name, entity.kind);
+    let doc_outside_text = entity.doc.as_deref().filter(|d| !text.contains(d.lines().next().unwrap_or(d)));
+    let mut embed = header.clone();
+    if part == 0 {
+        if let Some(doc) = doc_outside_text {
+            embed.push('\n');
+            embed.push_str(doc);
+        }
+    }
+    embed.push('\n');
+    embed.push_str(&text);
+    let embed_text = truncate_chars(&embed, MAX_EMBED_CHARS);
+    let search_source = format!("{header}\n{}\n{text}", entity.doc.as_deref().unwrap_or(""));
+    Chunk {
+        id: format!("{}#{part}", entity.id),
+        entity_id: entity.id.clone(),
+        path: entity.path.clone(),
+        qualified_name: entity.qualified_name.clone(),
+        kind: entity.kind,
+        language: entity.language.clone(),
+        start_line,
+        end_line,
+        part,
+        content_hash: content_hash(&[&embed_text]),
+        search_text: code_search_text(&search_source),
+        embed_text,
+        text,
+    }
+}
+
+/// Module doc plus the import statements, as written.
+fn header_chunk(file: &ParsedFile) -> Option<Chunk> {
+    let module = file.entities.first()?;
+    if module.kind == EntityKind::Document {
+        return None;
+    }
+    let imports: Vec<&str> = file.imports.iter().map(|i| i.text.as_str()).collect();
+    let doc = module.doc.as_deref().unwrap_or("");
+    if imports.is_empty() && doc.is_empty() {
+        return None;
+    }
+    let text = [doc, &imports.join("\n")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n");
+    let end_line = file.imports.iter().map(|i| i.end_line).max().unwrap_or(1);
+    let header = structural_header(&file.path, &module.qualified_name, module.kind);
+    let embed_text = truncate_chars(&format!("{header}\n{text}"), MAX_EMBED_CHARS);
+    Some(Chunk {
+        id: format!("{}#header", file.path),
+        entity_id: module.id.clone(),
+        path: file.path.clone(),
+        qualified_name: module.qualified_name.clone(),
+        kind: module.kind,
+        language: module.language.clone(),
+        start_line: 1,
+        end_line,
+        part: 0,
+        content_hash: content_hash(&[&embed_text]),
+        search_text: code_search_text(&format!("{header}\n{text}")),
+        embed_text,
+        text,
+    })
+}
+
+/// Markdown text before the first heading.
+fn preamble(file: &ParsedFile) -> (String, u32) {
+    let end = file.entities.iter().skip(1).map(|e| e.span.start_byte).min().unwrap_or(file.text.len());
+    (file.text[..end].to_string(), 1)
+}
+
+/// The entity's text with each directly nested entity reduced to its signature line.
+pub fn own_text(file: &ParsedFile, index: usize) -> (String, u32) {
+    let entity = &file.entities[index];
+    let mut text = String::new();
+    let mut cursor = entity.span.start_byte;
+    let children = file.entities.iter().filter(|child| {
+        child.parent.as_deref() == Some(entity.id.as_str()) && entity.span.contains(&child.span) && child.id != entity.id
+    });
+    for child in children {
+        if child.span.start_byte < cursor {
+            continue;
+        }
+        text.push_str(&file.text[cursor..child.span.start_byte]);
+        let summary = if child.signature.is_empty() { child.name.as_str() } else { child.signature.as_str() };
+        text.push_str(summary);
+        text.push_str(" …");
+        cursor = child.span.end_byte;
+    }
+    text.push_str(&file.text[cursor..entity.span.end_byte]);
+    (text, entity.span.start_line)
+}
+
+/// Splits text longer than the budget at the entity's statement lines (or, lacking those,
+/// at line boundaries), repeating the previous piece's last statement when it is short.
+/// Returns (text, first line, last line) per piece.
+fn split_pieces(text: &str, start_line: u32, entity: &Entity, max_tokens: usize) -> Vec<(String, u32, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let last_line = start_line + lines.len().saturating_sub(1) as u32;
+    let max_chars = max_tokens * CHARS_PER_TOKEN;
+    if text.len() <= max_chars || lines.len() < 2 {
+        return vec![(text.to_string(), start_line, last_line.max(start_line))];
+    }
+    // Offsets (0-based, into `lines`) where a piece may start.
+    let mut cuts: Vec<usize> = entity
+        .split_lines
+        .iter()
+        .filter(|&&l| l > start_line && l <= last_line)
+        .map(|&l| (l - start_line) as usize)
+        .collect();
+    if cuts.is_empty() {
+        cuts = line_window_cuts(&lines, max_chars);
+    }
+    let mut segments = Vec::new();
+    let mut from = 0;
+    for cut in cuts.into_iter().chain(std::iter::once(lines.len())) {
+        if cut > from {
+            segments.push((from, cut));
+            from = cut;
+        }
+    }
+    let seg_chars = |(a, b): (usize, usize)| lines[a..b].iter().map(|l| l.len() + 1).sum::<usize>();
+    let mut pieces = Vec::new();
+    let mut piece_start = 0;
+    let mut piece_chars = 0;
+    for (i, &segment) in segments.iter().enumerate() {
+        let size = seg_chars(segment);
+        if piece_chars > 0 && piece_chars + size > max_chars {
+            let piece_end = segment.0;
+            pieces.push((piece_start, piece_end));
+            let previous = segments[i - 1];
+            let overlap = seg_chars(previous) <= max_chars / 4 && previous.0 > piece_start;
+            piece_start = if overlap { previous.0 } else { piece_end };
+            piece_chars = seg_chars((piece_start, piece_end));
+        }
+        piece_chars += size;
+    }
+    pieces.push((piece_start, lines.len()));
+    pieces
+        .into_iter()
+        .map(|(a, b)| (lines[a..b].join("\n"), start_line + a as u32, start_line + b.saturating_sub(1) as u32))
+        .collect()
+}
+
+/// Line offsets cutting `lines` into windows of about `max_chars`, preferring blank lines.
+fn line_window_cuts(lines: &[&str], max_chars: usize) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut size = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let soft_cut = line.trim().is_empty() && size > max_chars / 2;
+        if i > 0 && (size + line.len() > max_chars || soft_cut) {
+            cuts.push(i);
+            size = 0;
+        }
+        size += line.len() + 1;
+    }
+    cuts
+}

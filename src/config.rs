@@ -1,0 +1,212 @@
+//! Configuration: `aimodels.yaml` (found at the indexed root, or named by `KNOWCODE_CONFIG`)
+//! merged over built-in defaults, plus the cache folder layout. Unknown keys and bad values are
+//! errors that name the key. This module reads files and the environment; it never writes.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{ErrorCode, KnowcodeError};
+
+/// The name of the configuration file looked up at the root.
+pub const CONFIG_FILE: &str = "aimodels.yaml";
+
+/// Everything configurable, with defaults.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub config: RetrievalConfig,
+    pub embedding: EmbeddingConfig,
+    pub index: IndexConfig,
+}
+
+/// Retrieval knobs.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrievalConfig {
+    /// Score at or above which an agent may answer from the returned context alone.
+    pub sufficiency_threshold: f64,
+    /// Weight of the lexical (full-text) leg in rank fusion; the vector leg gets `1 - alpha`.
+    pub hybrid_alpha: f64,
+}
+
+/// The embedding model.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbeddingConfig {
+    /// Recorded in the manifest; a generation built with another model is refused.
+    pub model_id: String,
+    /// Folder with `model.onnx` and the tokenizer files; default: the cache folder.
+    pub model_dir: Option<PathBuf>,
+    pub dimension: usize,
+    /// Tokens per chunk the model sees (longer texts are truncated).
+    pub max_length: usize,
+    pub batch_size: usize,
+    /// ONNX Runtime intra-op threads; 0 = all cores.
+    pub threads: usize,
+}
+
+/// Indexing knobs.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// Files larger than this are skipped (reason `too_large`).
+    pub max_file_bytes: u64,
+    /// Bodies estimated above this many tokens are split at statement boundaries.
+    pub max_chunk_tokens: usize,
+    /// Generations kept after a publish (current included).
+    pub keep_generations: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            config: RetrievalConfig::default(),
+            embedding: EmbeddingConfig::default(),
+            index: IndexConfig::default(),
+        }
+    }
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self { sufficiency_threshold: 0.8, hybrid_alpha: 0.5 }
+    }
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        Self {
+            model_id: "all-MiniLM-L6-v2".into(),
+            model_dir: None,
+            dimension: 384,
+            max_length: 128,
+            batch_size: 32,
+            threads: 0,
+        }
+    }
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        Self { max_file_bytes: 1024 * 1024, max_chunk_tokens: 400, keep_generations: 2 }
+    }
+}
+
+impl Config {
+    /// Loads `KNOWCODE_CONFIG` if set, else `<root>/aimodels.yaml` if present, else defaults.
+    pub fn load(root: &Path) -> Result<Config, KnowcodeError> {
+        let path = match std::env::var_os("KNOWCODE_CONFIG") {
+            Some(p) => PathBuf::from(p),
+            None => root.join(CONFIG_FILE),
+        };
+        if !path.is_file() {
+            return Ok(Config::default());
+        }
+        Self::from_file(&path)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config, KnowcodeError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))
+        })?;
+        Self::from_yaml(&text)
+            .map_err(|e| KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display())))
+    }
+
+    /// Parses and validates YAML text; errors name the offending key.
+    pub fn from_yaml(text: &str) -> Result<Config, String> {
+        let config: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let unit = |key: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) { Ok(()) } else { Err(format!("`{key}` must be within [0, 1], got {v}")) }
+        };
+        let positive = |key: &str, v: usize| {
+            if v > 0 { Ok(()) } else { Err(format!("`{key}` must be greater than 0")) }
+        };
+        unit("config.sufficiency_threshold", self.config.sufficiency_threshold)?;
+        unit("config.hybrid_alpha", self.config.hybrid_alpha)?;
+        positive("embedding.dimension", self.embedding.dimension)?;
+        positive("embedding.max_length", self.embedding.max_length)?;
+        positive("embedding.batch_size", self.embedding.batch_size)?;
+        positive("index.max_chunk_tokens", self.index.max_chunk_tokens)?;
+        if self.index.keep_generations < 2 {
+            return Err("`index.keep_generations` must be at least 2".into());
+        }
+        if self.embedding.model_id.trim().is_empty() {
+            return Err("`embedding.model_id` must not be empty".into());
+        }
+        Ok(())
+    }
+
+    /// The model folder: `embedding.model_dir` → `KNOWCODE_MODEL_DIR` → the cache folder.
+    pub fn model_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.embedding.model_dir {
+            return dir.clone();
+        }
+        if let Some(dir) = std::env::var_os("KNOWCODE_MODEL_DIR") {
+            return PathBuf::from(dir);
+        }
+        cache_dir().join("models").join(&self.embedding.model_id)
+    }
+}
+
+/// `KNOWCODE_CACHE`, else `$XDG_CACHE_HOME/knowcode`, else `~/.cache/knowcode`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KNOWCODE_CACHE") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("knowcode");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("knowcode")
+}
+
+/// The ONNX Runtime library: `ORT_DYLIB_PATH`, else the one `scripts/setup` put in the cache.
+pub fn onnxruntime_library() -> PathBuf {
+    if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
+        return PathBuf::from(path);
+    }
+    cache_dir().join("onnxruntime").join("libonnxruntime.so.1.31.1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_yaml_gives_defaults() {
+        assert_eq!(Config::from_yaml("").unwrap(), Config::default());
+        assert_eq!(Config::default().config.sufficiency_threshold, 0.8);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = Config::from_yaml("config:\n  sufficiency_treshold: 0.7\n").unwrap_err();
+        assert!(err.contains("sufficiency_treshold"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_value_is_named() {
+        let err = Config::from_yaml("config:\n  hybrid_alpha: 1.5\n").unwrap_err();
+        assert!(err.contains("config.hybrid_alpha"), "{err}");
+        let err = Config::from_yaml("embedding:\n  batch_size: 0\n").unwrap_err();
+        assert!(err.contains("embedding.batch_size"), "{err}");
+    }
+
+    #[test]
+    fn the_repository_aimodels_yaml_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(CONFIG_FILE);
+        let config = Config::from_file(&path).unwrap();
+        assert_eq!(config.config.sufficiency_threshold, 0.8);
+    }
+}

@@ -1,0 +1,190 @@
+//! The error catalogue: every failure an agent or a user can see has a stable `code` and a
+//! `hint` naming the next action. One table here; the CLI, MCP and REST surfaces render it.
+//! This module must not decide *when* an error happens, only what it is called and says.
+
+use std::path::PathBuf;
+
+/// Stable machine-readable error codes (the `code` field of every error payload).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    MissingKnowledgeStore,
+    MissingSemanticIndex,
+    EntityNotFound,
+    PathOutsideRoot,
+    JobAlreadyRunning,
+    UnknownJob,
+    NoJobs,
+    MissingPreflightReport,
+    InvalidArgument,
+    InvalidConfig,
+    ModelUnavailable,
+    ModelMismatch,
+    StoreLocked,
+    StoreCorrupt,
+    BuildFailed,
+    Internal,
+}
+
+impl ErrorCode {
+    /// The snake_case code string agents match on.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MissingKnowledgeStore => "missing_knowledge_store",
+            Self::MissingSemanticIndex => "missing_semantic_index",
+            Self::EntityNotFound => "entity_not_found",
+            Self::PathOutsideRoot => "path_outside_root",
+            Self::JobAlreadyRunning => "job_already_running",
+            Self::UnknownJob => "unknown_job",
+            Self::NoJobs => "no_jobs",
+            Self::MissingPreflightReport => "missing_preflight_report",
+            Self::InvalidArgument => "invalid_argument",
+            Self::InvalidConfig => "invalid_config",
+            Self::ModelUnavailable => "model_unavailable",
+            Self::ModelMismatch => "model_mismatch",
+            Self::StoreLocked => "store_locked",
+            Self::StoreCorrupt => "store_corrupt",
+            Self::BuildFailed => "build_failed",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// The default next action for this code.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Self::MissingKnowledgeStore => {
+                "no index yet: run knowcode_lifecycle action=build (CLI: knowcode build), then poll knowcode_inspect action=job_status"
+            }
+            Self::MissingSemanticIndex => {
+                "the current generation has no vectors: run a build with the embedding model available (knowcode doctor tells why it is missing)"
+            }
+            Self::EntityNotFound => "use knowcode_retrieve action=search to find the exact id",
+            Self::PathOutsideRoot => "pass a path inside the served repository root",
+            Self::JobAlreadyRunning => "poll knowcode_inspect action=job_status and submit again when it finishes",
+            Self::UnknownJob => "omit job_id to get the latest job",
+            Self::NoJobs => "start one with knowcode_lifecycle action=build",
+            Self::MissingPreflightReport => "run knowcode_lifecycle action=build, or knowcode_inspect action=preflight for an ad hoc report",
+            Self::InvalidArgument => "fix the named argument and call again",
+            Self::InvalidConfig => "fix the named key in aimodels.yaml",
+            Self::ModelUnavailable => "run scripts/setup (or set KNOWCODE_MODEL_DIR / ORT_DYLIB_PATH); knowcode doctor shows what is missing",
+            Self::ModelMismatch => "rebuild the index with the configured model, or configure the model the index was built with",
+            Self::StoreLocked => "another build holds the store lock; wait for it to finish",
+            Self::StoreCorrupt => "run knowcode doctor; a fresh knowcode build replaces the damaged generation",
+            Self::BuildFailed => "see the named stage in the message; the previous generation stays current",
+            Self::Internal => "report this with the message; retrying may help",
+        }
+    }
+}
+
+/// A failure with a stable code, a human message and a hint.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct KnowcodeError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub hint: String,
+}
+
+impl KnowcodeError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), hint: code.hint().to_string() }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    pub fn invalid_argument(name: &str, why: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::InvalidArgument, format!("invalid argument `{name}`: {why}"))
+    }
+
+    pub fn missing_store(store: &std::path::Path) -> Self {
+        Self::new(
+            ErrorCode::MissingKnowledgeStore,
+            format!("no published knowcode index under {}", store.display()),
+        )
+    }
+
+    pub fn path_outside_root(path: &str, root: &std::path::Path) -> Self {
+        Self::new(
+            ErrorCode::PathOutsideRoot,
+            format!("path `{path}` is outside the root {}", root.display()),
+        )
+    }
+
+    /// The `{error, code, hint}` payload every surface returns.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": self.message, "code": self.code.as_str(), "hint": self.hint})
+    }
+}
+
+/// Errors of the build pipeline, each naming the stage that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("build failed in stage `{stage}`: {source}")]
+    Stage {
+        stage: Stage,
+        #[source]
+        source: anyhow::Error,
+    },
+    #[error("the store {0} is locked by another build")]
+    Locked(PathBuf),
+}
+
+impl BuildError {
+    pub fn at(stage: Stage) -> impl FnOnce(anyhow::Error) -> BuildError {
+        move |source| BuildError::Stage { stage, source }
+    }
+
+    /// The catalogue entry for this failure.
+    pub fn to_knowcode(&self) -> KnowcodeError {
+        match self {
+            BuildError::Locked(_) => KnowcodeError::new(ErrorCode::StoreLocked, self.to_string()),
+            BuildError::Stage { .. } => {
+                KnowcodeError::new(ErrorCode::BuildFailed, format!("{self:#}"))
+            }
+        }
+    }
+}
+
+/// The stages of a build, in order. Named in errors and progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Walk,
+    Parse,
+    Graph,
+    Chunk,
+    Embed,
+    Store,
+    Publish,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 7] = [
+        Stage::Walk,
+        Stage::Parse,
+        Stage::Graph,
+        Stage::Chunk,
+        Stage::Embed,
+        Stage::Store,
+        Stage::Publish,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Walk => "walk",
+            Stage::Parse => "parse",
+            Stage::Graph => "graph",
+            Stage::Chunk => "chunk",
+            Stage::Embed => "embed",
+            Stage::Store => "store",
+            Stage::Publish => "publish",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

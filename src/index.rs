@@ -1,0 +1,397 @@
+//! The build pipeline: walk → parse → graph → chunk → (publish lexical) → embed → publish
+//! full. It owns ordering, the store lock, fault points and the summary; every stage's work
+//! lives in that stage's module. Phase one (graph + full text) is published as a `lexical`
+//! generation unless a `full` one is current (a full generation is never traded for a
+//! lexical one); phase two adds vectors, reusing those of unchanged chunks.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::chunk::{self, Chunk};
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{BuildError, Stage};
+use crate::graph::{self, Graph};
+use crate::parse::{self, Entity, ParsedFile};
+use crate::store::manifest::{Counts, EmbeddingInfo, FileIssue, FileRecord};
+use crate::store::tables::{self, Vectors};
+use crate::store::{GenerationKind, Manifest, Staging, Store};
+use crate::walk::{self, WalkOptions, WalkOutput};
+
+/// Test hook: the named stage fails (e.g. `KNOWCODE_FAIL_STAGE=embed`), to prove that a
+/// failure anywhere leaves the previous generation current.
+pub const FAIL_STAGE_ENV: &str = "KNOWCODE_FAIL_STAGE";
+
+/// What to index and where.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    pub root: PathBuf,
+    pub store_dir: PathBuf,
+    pub ignore_globs: Vec<String>,
+    /// False for `--no-embed`: stop after phase one.
+    pub embed: bool,
+    pub config: Config,
+}
+
+/// Progress reporting; the CLI draws bars, jobs record phases, tests ignore it.
+pub trait Progress: Send + Sync {
+    fn stage(&self, _stage: Stage, _total: u64) {}
+    fn advance(&self, _n: u64) {}
+    fn finish(&self) {}
+}
+
+/// Reports nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Seconds spent per stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    pub walk: f64,
+    pub parse: f64,
+    pub graph: f64,
+    pub chunk: f64,
+    pub store_lexical: f64,
+    pub embed: f64,
+    pub store_full: f64,
+}
+
+/// The outcome of a build, printed as one line or one JSON object.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexSummary {
+    pub generation_id: String,
+    pub kind: GenerationKind,
+    pub files: usize,
+    pub skipped: usize,
+    pub entities: usize,
+    pub edges_resolved: usize,
+    pub edges_unresolved: usize,
+    pub chunks: usize,
+    pub embedded: usize,
+    pub reused: usize,
+    pub seconds: f64,
+    pub phase_one_seconds: f64,
+    pub lines: usize,
+    pub embed_failures: usize,
+    /// Why the build stopped after phase one, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub timings: Timings,
+}
+
+impl IndexSummary {
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "{} files ({} skipped), {} entities, {} edges ({} resolved / {} unresolved), {} chunks ({} embedded / {} reused) in {:.1}s → generation {} ({})",
+            self.files,
+            self.skipped,
+            self.entities,
+            self.edges_resolved + self.edges_unresolved,
+            self.edges_resolved,
+            self.edges_unresolved,
+            self.chunks,
+            self.embedded,
+            self.reused,
+            self.seconds,
+            self.generation_id,
+            self.kind.as_str(),
+        );
+        if let Some(note) = &self.note {
+            line.push_str(&format!("; {note}"));
+        }
+        line
+    }
+}
+
+fn fail_point(stage: Stage) -> Result<(), BuildError> {
+    match std::env::var(FAIL_STAGE_ENV) {
+        Ok(value) if value == stage.as_str() => {
+            Err(BuildError::at(stage)(anyhow::anyhow!("injected failure ({FAIL_STAGE_ENV}={value})")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Everything phase one produced.
+pub struct Analysis {
+    pub walked: WalkOutput,
+    pub parsed: Vec<ParsedFile>,
+    pub graph: Graph,
+    pub chunks: Vec<Chunk>,
+}
+
+impl Analysis {
+    pub fn entities(&self) -> Vec<Entity> {
+        self.parsed.iter().flat_map(|f| f.entities.iter().cloned()).collect()
+    }
+}
+
+/// Runs the whole pipeline under the store lock.
+pub async fn run(options: &IndexOptions, progress: &dyn Progress) -> Result<IndexSummary, BuildError> {
+    let started = Instant::now();
+    let store = Store::at(&options.store_dir);
+    let _lock = store.lock()?;
+    store.clean(options.config.index.keep_generations).map_err(BuildError::at(Stage::Store))?;
+    let previous = store.current_manifest().ok();
+    let mut timings = Timings::default();
+    let analysis = analyse(options, progress, &mut timings)?;
+    let entities = analysis.entities();
+    let mut counts = base_counts(&analysis, entities.len());
+    let previous_full = previous.filter(|(_, m)| m.kind == GenerationKind::Full);
+    let quality = crate::quality::report(&analysis);
+
+    let mut published: Option<(String, GenerationKind)> = None;
+    if previous_full.is_none() {
+        let t = Instant::now();
+        let manifest = manifest(options, &analysis, &counts, GenerationKind::Lexical, None);
+        let id = write_generation(&store, &analysis, &entities, None, manifest, &quality).await?;
+        published = Some((id, GenerationKind::Lexical));
+        timings.store_lexical = t.elapsed().as_secs_f64();
+    }
+    let phase_one_seconds = started.elapsed().as_secs_f64();
+
+    let embedder = if options.embed {
+        Embedder::load(&options.config).map_err(|e| e.message)
+    } else {
+        Err("embedding disabled (--no-embed)".to_string())
+    };
+    let mut embedder = match embedder {
+        Ok(embedder) => embedder,
+        Err(why) => {
+            progress.finish();
+            let (id, kind, note) = match (published, previous_full) {
+                (Some((id, kind)), _) => (id, kind, format!("stopped after phase one: {why}")),
+                (None, Some((id, _))) => {
+                    (id.clone(), GenerationKind::Full, format!("{why}; kept full generation {id} current"))
+                }
+                (None, None) => unreachable!("phase one publishes when no full generation exists"),
+            };
+            return Ok(summary(id, kind, &counts, started, phase_one_seconds, Some(note), timings));
+        }
+    };
+
+    let t = Instant::now();
+    fail_point(Stage::Embed)?;
+    let reusable = reusable_vectors(&store, previous_full.as_ref(), embedder.info()).await;
+    let rows = embed_chunks(&mut embedder, &analysis.chunks, &reusable, &mut counts, progress);
+    timings.embed = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let vectors = Vectors { dimension: embedder.info().dimension, rows: &rows };
+    let manifest = manifest(options, &analysis, &counts, GenerationKind::Full, Some(embedder.info().clone()));
+    let id = write_generation(&store, &analysis, &entities, Some(&vectors), manifest, &quality).await?;
+    timings.store_full = t.elapsed().as_secs_f64();
+    store.clean(options.config.index.keep_generations).map_err(BuildError::at(Stage::Store))?;
+    progress.finish();
+    Ok(summary(id, GenerationKind::Full, &counts, started, phase_one_seconds, None, timings))
+}
+
+/// Walk, parse, graph and chunk: everything but the store and the model.
+pub fn analyse(options: &IndexOptions, progress: &dyn Progress, timings: &mut Timings) -> Result<Analysis, BuildError> {
+    let t = Instant::now();
+    fail_point(Stage::Walk)?;
+    progress.stage(Stage::Walk, 0);
+    let store_abs = options.store_dir.canonicalize().unwrap_or_else(|_| options.store_dir.clone());
+    let walk_options = WalkOptions {
+        max_file_bytes: options.config.index.max_file_bytes,
+        ignore_globs: options.ignore_globs.clone(),
+        exclude_dirs: vec![store_abs.join(".knowcode")],
+    };
+    let mut walked = walk::walk(&options.root, &walk_options, &parse::languages::is_supported)
+        .map_err(BuildError::at(Stage::Walk))?;
+    timings.walk = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    fail_point(Stage::Parse)?;
+    progress.stage(Stage::Parse, walked.files.len() as u64);
+    let parsed = parse::parse_all(std::mem::take(&mut walked.files), &|| progress.advance(1));
+    timings.parse = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    fail_point(Stage::Graph)?;
+    progress.stage(Stage::Graph, 0);
+    let graph = graph::build(&parsed);
+    timings.graph = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    fail_point(Stage::Chunk)?;
+    progress.stage(Stage::Chunk, 0);
+    let chunks = chunk::chunk_all(&parsed, options.config.index.max_chunk_tokens);
+    timings.chunk = t.elapsed().as_secs_f64();
+    Ok(Analysis { walked, parsed, graph, chunks })
+}
+
+fn base_counts(analysis: &Analysis, entities: usize) -> Counts {
+    Counts {
+        files: analysis.parsed.len(),
+        skipped: analysis.walked.skipped.len(),
+        entities,
+        edges: analysis.graph.edges.len(),
+        edges_resolved: analysis.graph.resolved_count(),
+        edges_unresolved: analysis.graph.unresolved_count(),
+        chunks: analysis.chunks.len(),
+        lines: analysis.parsed.iter().map(|f| f.line_count()).sum(),
+        ..Counts::default()
+    }
+}
+
+/// Vectors of the previous full generation, if it used the same model (never mixed).
+async fn reusable_vectors(
+    store: &Store,
+    previous_full: Option<&(String, Manifest)>,
+    info: &EmbeddingInfo,
+) -> HashMap<String, Vec<f32>> {
+    let Some((id, manifest)) = previous_full else { return HashMap::new() };
+    if manifest.embedding.as_ref() != Some(info) {
+        tracing::info!("previous generation used another model; embedding everything");
+        return HashMap::new();
+    }
+    match tables::read_vectors(&store.generation_dir(id)).await {
+        Ok(vectors) => vectors,
+        Err(err) => {
+            tracing::warn!("cannot read vectors of generation {id} ({err:#}); embedding everything");
+            HashMap::new()
+        }
+    }
+}
+
+/// One vector per chunk: reused by content hash, else embedded in cross-file batches.
+fn embed_chunks(
+    embedder: &mut Embedder,
+    chunks: &[Chunk],
+    reusable: &HashMap<String, Vec<f32>>,
+    counts: &mut Counts,
+    progress: &dyn Progress,
+) -> Vec<Option<Vec<f32>>> {
+    let mut rows: Vec<Option<Vec<f32>>> = chunks.iter().map(|c| reusable.get(&c.content_hash).cloned()).collect();
+    let pending: Vec<usize> = (0..chunks.len()).filter(|&i| rows[i].is_none()).collect();
+    counts.reused = chunks.len() - pending.len();
+    progress.stage(Stage::Embed, pending.len() as u64);
+    let texts: Vec<&str> = pending.iter().map(|&i| chunks[i].embed_text.as_str()).collect();
+    let vectors = embedder.embed_all(&texts, &mut |n| progress.advance(n as u64));
+    for (&i, vector) in pending.iter().zip(vectors) {
+        if vector.is_some() {
+            counts.embedded += 1;
+        } else {
+            counts.embed_failures += 1;
+        }
+        rows[i] = vector;
+    }
+    counts.vectors = counts.embedded + counts.reused;
+    rows
+}
+
+fn manifest(
+    options: &IndexOptions,
+    analysis: &Analysis,
+    counts: &Counts,
+    kind: GenerationKind,
+    embedding: Option<EmbeddingInfo>,
+) -> Manifest {
+    let unresolved = &analysis.graph.unresolved_by_file;
+    let files: BTreeMap<String, FileRecord> = analysis
+        .parsed
+        .iter()
+        .map(|f| {
+            let record = FileRecord {
+                size: f.state.size,
+                mtime_ns: f.state.mtime_ns,
+                language: f.language.name.to_string(),
+                entities: f.entities.len(),
+                unresolved: unresolved.get(&f.path).copied().unwrap_or(0),
+            };
+            (f.path.clone(), record)
+        })
+        .collect();
+    let issues = analysis
+        .parsed
+        .iter()
+        .flat_map(|f| {
+            f.issues.iter().map(|i| FileIssue { path: f.path.clone(), kind: i.kind, line: i.line, message: i.message.clone() })
+        })
+        .collect();
+    let root = options.root.canonicalize().unwrap_or_else(|_| options.root.clone());
+    Manifest {
+        schema_version: crate::store::manifest::SCHEMA_VERSION,
+        builder_version: crate::BUILDER_VERSION.to_string(),
+        generation_id: String::new(),
+        kind,
+        created_at_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        root: root.to_string_lossy().into_owned(),
+        counts: Counts { vectors: if kind == GenerationKind::Full { counts.vectors } else { 0 }, ..counts.clone() },
+        embedding,
+        files,
+        skipped: analysis.walked.skipped.clone(),
+        unsupported: analysis.walked.unsupported.clone(),
+        issues,
+    }
+}
+
+/// Writes tables and manifest into staging, validates row counts, then publishes.
+async fn write_generation(
+    store: &Store,
+    analysis: &Analysis,
+    entities: &[Entity],
+    vectors: Option<&Vectors<'_>>,
+    mut manifest: Manifest,
+    quality: &serde_json::Value,
+) -> Result<String, BuildError> {
+    fail_point(Stage::Store)?;
+    let staging: Staging = store.begin().map_err(BuildError::at(Stage::Store))?;
+    manifest.generation_id = staging.id.clone();
+    tables::write_tables(&staging.dir, entities, &analysis.graph.edges, &analysis.chunks, vectors)
+        .await
+        .map_err(BuildError::at(Stage::Store))?;
+    manifest.write(&staging.dir).map_err(BuildError::at(Stage::Store))?;
+    crate::quality::write(&staging.dir, quality).map_err(BuildError::at(Stage::Store))?;
+    let counts = tables::row_counts(&staging.dir).await.map_err(BuildError::at(Stage::Store))?;
+    let expected_vectors = vectors.map_or(0, |v| v.rows.iter().filter(|r| r.is_some()).count());
+    let expected = tables::RowCounts {
+        entities: entities.len(),
+        edges: analysis.graph.edges.len(),
+        chunks: analysis.chunks.len(),
+        vectors: expected_vectors,
+    };
+    if counts != expected {
+        return Err(BuildError::at(Stage::Store)(anyhow::anyhow!(
+            "validation failed: wrote {counts:?}, expected {expected:?}"
+        )));
+    }
+    fail_point(Stage::Publish)?;
+    store.publish(staging).map_err(BuildError::at(Stage::Publish))
+}
+
+fn summary(
+    generation_id: String,
+    kind: GenerationKind,
+    counts: &Counts,
+    started: Instant,
+    phase_one_seconds: f64,
+    note: Option<String>,
+    timings: Timings,
+) -> IndexSummary {
+    IndexSummary {
+        generation_id,
+        kind,
+        files: counts.files,
+        skipped: counts.skipped,
+        entities: counts.entities,
+        edges_resolved: counts.edges_resolved,
+        edges_unresolved: counts.edges_unresolved,
+        chunks: counts.chunks,
+        embedded: counts.embedded,
+        reused: counts.reused,
+        seconds: started.elapsed().as_secs_f64(),
+        phase_one_seconds,
+        lines: counts.lines,
+        embed_failures: counts.embed_failures,
+        note,
+        timings,
+    }
+}

@@ -1,0 +1,24 @@
+//! knowcode: index a repository once, hand coding agents the smallest context that answers.
+//!
+//! The modules follow the pipeline data flows through:
+//! `walk → parse → graph → chunk → embed → store` (driven by [`index`]), then
+//! `retrieve` and `serve` on the read side. `config` and `error` are shared by all of them.
+//! Nothing in the library writes to stdout: the CLI in `main.rs` owns stdout.
+
+pub mod chunk;
+pub mod config;
+pub mod doctor;
+pub mod embed;
+pub mod error;
+pub mod graph;
+pub mod index;
+pub mod parse;
+pub mod quality;
+pub mod retrieve;
+pub mod serve;
+pub mod store;
+pub mod text;
+pub mod walk;
+
+/// The version recorded in every manifest as the builder of a generation.
+pub const BUILDER_VERSION: &str = env!("CARGO_PKG_VERSION");

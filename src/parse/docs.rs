@@ -1,0 +1,206 @@
+//! Reading what a definition says about itself: its signature line, its doc comment or
+//! docstring, the statement lines a long body may be split at, and where a syntax error is.
+//! Pure functions over one syntax node; iterative, so deep trees cannot overflow the stack.
+
+use std::sync::LazyLock;
+
+use tree_sitter::{Node, Tree};
+
+use super::languages::{DocStyle, LanguageSpec};
+use super::{IssueKind, ParseIssue};
+use crate::text::{collapse_whitespace, truncate_chars};
+
+const MAX_SIGNATURE_CHARS: usize = 300;
+const MAX_DOC_CHARS: usize = 2_000;
+/// Bodies spanning at least this many lines record their statement lines for splitting.
+const SPLIT_MIN_LINES: usize = 30;
+
+fn text_of<'a>(node: Node, src: &'a [u8]) -> std::borrow::Cow<'a, str> {
+    String::from_utf8_lossy(&src[node.start_byte()..node.end_byte()])
+}
+
+/// The definition's header: everything before its body, on one line.
+pub fn signature(node: Node, src: &[u8]) -> String {
+    let header = match node.child_by_field_name("body") {
+        Some(body) if body.start_byte() > node.start_byte() => {
+            String::from_utf8_lossy(&src[node.start_byte()..body.start_byte()]).into_owned()
+        }
+        _ => text_of(node, src).lines().next().unwrap_or("").to_string(),
+    };
+    let one_line = collapse_whitespace(&header);
+    truncate_chars(one_line.trim_end_matches('{').trim_end(), MAX_SIGNATURE_CHARS)
+}
+
+/// The doc of a definition, by the language's convention.
+pub fn doc(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
+    let raw = match spec.doc_style {
+        DocStyle::Docstring => docstring_of_block(node.child_by_field_name("body")?, src),
+        DocStyle::PrecedingComments => preceding_comments(node, src, spec),
+        DocStyle::None => None,
+    }?;
+    let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
+    (!cleaned.is_empty()).then_some(cleaned)
+}
+
+/// The doc of a whole file: a leading docstring, or the comments at the very top.
+pub fn module_doc(root: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
+    let raw = match spec.doc_style {
+        DocStyle::Docstring => docstring_of_block(root, src),
+        DocStyle::PrecedingComments => {
+            let mut cursor = root.walk();
+            let comments: Vec<String> = root
+                .children(&mut cursor)
+                .take_while(|n| n.kind().contains("comment"))
+                .map(|n| text_of(n, src).into_owned())
+                .collect();
+            (!comments.is_empty()).then(|| clean_comment(&comments.join("\n")))
+        }
+        DocStyle::None => None,
+    }?;
+    let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
+    (!cleaned.is_empty()).then_some(cleaned)
+}
+
+fn docstring_of_block(block: Node, src: &[u8]) -> Option<String> {
+    let first = block.named_child(0)?;
+    if first.kind() != "expression_statement" {
+        return None;
+    }
+    let string = first.named_child(0)?;
+    (string.kind() == "string").then(|| clean_docstring(&text_of(string, src)))
+}
+
+/// Comments directly above the definition (or above the wrapper it sits in), no blank line
+/// between, attributes allowed in between.
+fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
+    let mut anchor = node;
+    while let Some(parent) = anchor.parent() {
+        if spec.wrappers.contains(&parent.kind()) {
+            anchor = parent;
+        } else {
+            break;
+        }
+    }
+    let mut parts = Vec::new();
+    let mut expected_row = anchor.start_position().row;
+    let mut current = anchor.prev_sibling();
+    while let Some(sibling) = current {
+        if spec.doc_skip.contains(&sibling.kind()) {
+            expected_row = sibling.start_position().row;
+        } else if sibling.kind().contains("comment") {
+            let end = sibling.end_position();
+            let end_row = if end.column == 0 && end.row > 0 { end.row - 1 } else { end.row };
+            if end_row + 1 < expected_row {
+                break;
+            }
+            parts.push(text_of(sibling, src).into_owned());
+            expected_row = sibling.start_position().row;
+        } else {
+            break;
+        }
+        current = sibling.prev_sibling();
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    parts.reverse();
+    Some(clean_comment(&parts.join("\n")))
+}
+
+static XML_TAG: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"</?[A-Za-z][^>]*>").unwrap());
+
+/// Strips comment markers (`///`, `//`, `/** */`, `#`, leading `*`) and XML doc tags.
+pub fn clean_comment(raw: &str) -> String {
+    const MARKERS: &[&str] = &["/**", "/*!", "/*", "///", "//!", "//", "#", "*"];
+    let mut lines = Vec::new();
+    for line in raw.lines() {
+        let mut line = line.trim();
+        line = line.strip_suffix("*/").unwrap_or(line).trim_end();
+        if let Some(marker) = MARKERS.iter().find(|m| line.starts_with(**m)) {
+            line = line[marker.len()..].trim();
+        }
+        let line = XML_TAG.replace_all(line, "");
+        let line = line.trim();
+        if !line.is_empty() {
+            lines.push(line.to_string());
+        }
+    }
+    lines.join("\n")
+}
+
+/// Strips string prefixes and quotes from a docstring literal and dedents it.
+pub fn clean_docstring(raw: &str) -> String {
+    let body = raw.trim_start_matches(['r', 'u', 'b', 'f', 'R', 'U', 'B', 'F']);
+    let body = ["\"\"\"", "'''", "\"", "'"]
+        .iter()
+        .find_map(|q| body.strip_prefix(q).and_then(|b| b.strip_suffix(q)))
+        .unwrap_or(body);
+    body.lines().map(str::trim).collect::<Vec<_>>().join("\n").trim().to_string()
+}
+
+/// 1-based lines where top-level statements of a long body start.
+pub fn split_lines(node: Node) -> Vec<u32> {
+    let lines = node.end_position().row.saturating_sub(node.start_position().row);
+    if lines < SPLIT_MIN_LINES {
+        return Vec::new();
+    }
+    let mut body = node.child_by_field_name("body").unwrap_or(node);
+    if body.named_child_count() == 1 {
+        if let Some(only) = body.named_child(0) {
+            if only.named_child_count() > 1 {
+                body = only;
+            }
+        }
+    }
+    let mut cursor = body.walk();
+    body.named_children(&mut cursor)
+        .map(|child| child.start_position().row as u32 + 1)
+        .collect()
+}
+
+/// The first ERROR or MISSING node, found iteratively (only into subtrees that have errors).
+pub fn first_syntax_error(tree: &Tree) -> ParseIssue {
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            let line = node.start_position().row as u32 + 1;
+            let what = if node.is_missing() { format!("missing `{}`", node.kind()) } else { "unexpected syntax".into() };
+            return ParseIssue { kind: IssueKind::SyntaxError, line, message: format!("{what} at line {line}") };
+        }
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return ParseIssue {
+                    kind: IssueKind::SyntaxError,
+                    line: 1,
+                    message: "syntax error".into(),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comment_markers_and_xml_tags_are_stripped() {
+        assert_eq!(clean_comment("/// Adds one.\n/// Returns it."), "Adds one.\nReturns it.");
+        assert_eq!(clean_comment("/**\n * Add two.\n */"), "Add two.");
+        assert_eq!(clean_comment("/// <summary>Current balance.</summary>"), "Current balance.");
+        assert_eq!(clean_comment("# Greets people."), "Greets people.");
+    }
+
+    #[test]
+    fn docstring_quotes_are_stripped() {
+        assert_eq!(clean_docstring("\"\"\"Return x.\n\n    More.\n    \"\"\""), "Return x.\n\nMore.");
+        assert_eq!(clean_docstring("r'raw doc'"), "raw doc");
+    }
+}

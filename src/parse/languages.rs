@@ -1,0 +1,384 @@
+//! The language table: one row per language — grammar, `.scm` query files and the few
+//! mappings the generic extractor needs. Adding a language is one row here plus one query
+//! file in `queries/`. This module compiles queries and knows nothing about entities.
+
+use std::sync::OnceLock;
+
+use tree_sitter::Query;
+
+/// Where a definition's documentation lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocStyle {
+    /// The first statement of the body is a string literal (Python).
+    Docstring,
+    /// Comments directly above the definition (everything else).
+    PrecedingComments,
+    /// No documentation convention (Markdown sections are their own text).
+    None,
+}
+
+/// A language, as data.
+pub struct LanguageSpec {
+    pub name: &'static str,
+    /// Languages that can call each other share a family (C/C++, JS/TS).
+    pub family: &'static str,
+    pub extensions: &'static [&'static str],
+    pub grammar: fn() -> tree_sitter::Language,
+    /// Query sources, concatenated (a shared file plus the language's own).
+    pub queries: &'static [&'static str],
+    pub doc_style: DocStyle,
+    /// Nodes a definition can sit inside whose leading comments document it
+    /// (`export_statement`, Go's `type_declaration`, …).
+    pub wrappers: &'static [&'static str],
+    /// Siblings that may stand between a doc comment and its definition (attributes).
+    pub doc_skip: &'static [&'static str],
+    /// Call receivers that mean "this object" (`self.f()`, `this.f()`).
+    pub self_receivers: &'static [&'static str],
+    /// How the language separates the parts of an import path (`.`, `::`, `/`, `\`).
+    pub path_separator: &'static str,
+}
+
+const ECMA: &str = include_str!("queries/ecma.scm");
+const ECMA_WRAPPERS: &[&str] =
+    &["export_statement", "lexical_declaration", "variable_declaration", "expression_statement"];
+
+fn python() -> tree_sitter::Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+fn rust() -> tree_sitter::Language {
+    tree_sitter_rust::LANGUAGE.into()
+}
+fn javascript() -> tree_sitter::Language {
+    tree_sitter_javascript::LANGUAGE.into()
+}
+fn typescript() -> tree_sitter::Language {
+    tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+}
+fn tsx() -> tree_sitter::Language {
+    tree_sitter_typescript::LANGUAGE_TSX.into()
+}
+fn go() -> tree_sitter::Language {
+    tree_sitter_go::LANGUAGE.into()
+}
+fn java() -> tree_sitter::Language {
+    tree_sitter_java::LANGUAGE.into()
+}
+fn c() -> tree_sitter::Language {
+    tree_sitter_c::LANGUAGE.into()
+}
+fn cpp() -> tree_sitter::Language {
+    tree_sitter_cpp::LANGUAGE.into()
+}
+fn csharp() -> tree_sitter::Language {
+    tree_sitter_c_sharp::LANGUAGE.into()
+}
+fn ruby() -> tree_sitter::Language {
+    tree_sitter_ruby::LANGUAGE.into()
+}
+fn php() -> tree_sitter::Language {
+    tree_sitter_php::LANGUAGE_PHP.into()
+}
+fn markdown() -> tree_sitter::Language {
+    tree_sitter_md::LANGUAGE.into()
+}
+
+impl std::fmt::Debug for LanguageSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// Every supported language.
+pub static LANGUAGES: &[LanguageSpec] = &[
+    LanguageSpec {
+        name: "python",
+        family: "python",
+        extensions: &["py", "pyi"],
+        grammar: python,
+        queries: &[include_str!("queries/python.scm")],
+        doc_style: DocStyle::Docstring,
+        wrappers: &["decorated_definition"],
+        doc_skip: &[],
+        self_receivers: &["self", "cls"],
+        path_separator: ".",
+    },
+    LanguageSpec {
+        name: "rust",
+        family: "rust",
+        extensions: &["rs"],
+        grammar: rust,
+        queries: &[include_str!("queries/rust.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["attribute_item"],
+        self_receivers: &["self", "Self"],
+        path_separator: "::",
+    },
+    LanguageSpec {
+        name: "javascript",
+        family: "ecmascript",
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        grammar: javascript,
+        queries: &[ECMA, include_str!("queries/javascript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        self_receivers: &["this"],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "typescript",
+        family: "ecmascript",
+        extensions: &["ts", "mts", "cts"],
+        grammar: typescript,
+        queries: &[ECMA, include_str!("queries/typescript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        self_receivers: &["this"],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "tsx",
+        family: "ecmascript",
+        extensions: &["tsx"],
+        grammar: tsx,
+        queries: &[ECMA, include_str!("queries/typescript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        self_receivers: &["this"],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "go",
+        family: "go",
+        extensions: &["go"],
+        grammar: go,
+        queries: &[include_str!("queries/go.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &["type_declaration"],
+        doc_skip: &[],
+        self_receivers: &[],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "java",
+        family: "jvm",
+        extensions: &["java"],
+        grammar: java,
+        queries: &[include_str!("queries/java.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &[],
+        self_receivers: &["this"],
+        path_separator: ".",
+    },
+    LanguageSpec {
+        name: "c",
+        family: "c",
+        extensions: &["c", "h"],
+        grammar: c,
+        queries: &[include_str!("queries/c.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &["type_definition", "declaration"],
+        doc_skip: &[],
+        self_receivers: &[],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "cpp",
+        family: "c",
+        extensions: &["cc", "cpp", "cxx", "hpp", "hh", "hxx"],
+        grammar: cpp,
+        queries: &[include_str!("queries/cpp.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &["template_declaration", "type_definition", "declaration"],
+        doc_skip: &[],
+        self_receivers: &["this"],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "csharp",
+        family: "dotnet",
+        extensions: &["cs"],
+        grammar: csharp,
+        queries: &[include_str!("queries/csharp.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["attribute_list"],
+        self_receivers: &["this", "base"],
+        path_separator: ".",
+    },
+    LanguageSpec {
+        name: "ruby",
+        family: "ruby",
+        extensions: &["rb"],
+        grammar: ruby,
+        queries: &[include_str!("queries/ruby.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &[],
+        self_receivers: &["self"],
+        path_separator: "/",
+    },
+    LanguageSpec {
+        name: "php",
+        family: "php",
+        extensions: &["php"],
+        grammar: php,
+        queries: &[include_str!("queries/php.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["attribute_list"],
+        self_receivers: &["$this", "self", "static"],
+        path_separator: "\\",
+    },
+    LanguageSpec {
+        name: "markdown",
+        family: "markdown",
+        extensions: &["md", "markdown"],
+        grammar: markdown,
+        queries: &[include_str!("queries/markdown.scm")],
+        doc_style: DocStyle::None,
+        wrappers: &[],
+        doc_skip: &[],
+        self_receivers: &[],
+        path_separator: "/",
+    },
+];
+
+/// What a query capture means to the extractor, decoded once from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `@def.<kind>[.<subkind>]` on a definition node.
+    Def { kind: &'static str, subkind: Option<&'static str> },
+    /// `@scope`: a named container that is not an entity (Rust `mod`, namespaces).
+    Scope,
+    Name,
+    Qualifier,
+    Call,
+    CallName,
+    CallReceiver,
+    Import,
+    ImportModule,
+    ImportName,
+    Inherits,
+    Implements,
+    Implementor,
+    /// `@_…` captures exist only for predicates.
+    Ignored,
+}
+
+const DEF_KINDS: &[&str] = &["class", "function", "method", "section"];
+const SUBKINDS: &[&str] =
+    &["struct", "enum", "union", "trait", "type", "interface", "record", "module"];
+
+fn decode_role(capture: &str) -> Result<Role, String> {
+    if capture.starts_with('_') {
+        return Ok(Role::Ignored);
+    }
+    if let Some(rest) = capture.strip_prefix("def.") {
+        let (kind, sub) = rest.split_once('.').map_or((rest, None), |(k, s)| (k, Some(s)));
+        let kind = DEF_KINDS.iter().find(|k| **k == kind).ok_or(format!("unknown def kind `{kind}`"))?;
+        let subkind = match sub {
+            None => None,
+            Some(s) => Some(*SUBKINDS.iter().find(|k| **k == s).ok_or(format!("unknown subkind `{s}`"))?),
+        };
+        return Ok(Role::Def { kind, subkind });
+    }
+    Ok(match capture {
+        "scope" => Role::Scope,
+        "name" => Role::Name,
+        "qualifier" => Role::Qualifier,
+        "call" => Role::Call,
+        "call.name" => Role::CallName,
+        "call.receiver" => Role::CallReceiver,
+        "import" => Role::Import,
+        "import.module" => Role::ImportModule,
+        "import.name" => Role::ImportName,
+        "inherits" => Role::Inherits,
+        "implements" => Role::Implements,
+        "implementor" => Role::Implementor,
+        other => return Err(format!("unknown capture `@{other}`")),
+    })
+}
+
+/// A language with its grammar loaded and its queries compiled.
+pub struct Language {
+    pub spec: &'static LanguageSpec,
+    pub grammar: tree_sitter::Language,
+    pub query: Query,
+    /// The role of each capture index of `query`.
+    pub roles: Vec<Role>,
+}
+
+impl Language {
+    fn compile(spec: &'static LanguageSpec) -> Result<Language, String> {
+        let grammar = (spec.grammar)();
+        let source = spec.queries.concat();
+        let query = Query::new(&grammar, &source).map_err(|e| format!("{}: {e}", spec.name))?;
+        let roles = query
+            .capture_names()
+            .iter()
+            .map(|name| decode_role(name).map_err(|e| format!("{}: {e}", spec.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Language { spec, grammar, query, roles })
+    }
+}
+
+static COMPILED: OnceLock<Vec<Language>> = OnceLock::new();
+
+/// All languages, compiled on first use. The queries ship with the binary and a unit test
+/// compiles every one, so a failure here is a build defect, reported loudly.
+pub fn all() -> &'static [Language] {
+    COMPILED.get_or_init(|| {
+        LANGUAGES
+            .iter()
+            .map(|spec| Language::compile(spec).unwrap_or_else(|e| panic!("bundled query does not compile: {e}")))
+            .collect()
+    })
+}
+
+/// The language of a path, by extension.
+pub fn for_path(path: &str) -> Option<&'static Language> {
+    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+    all().iter().find(|lang| lang.spec.extensions.contains(&ext.as_str()))
+}
+
+/// Whether knowcode can parse a path (cheap: no query compilation).
+pub fn is_supported(path: &str) -> bool {
+    let Some((_, ext)) = path.rsplit_once('.') else { return false };
+    let ext = ext.to_ascii_lowercase();
+    LANGUAGES.iter().any(|spec| spec.extensions.contains(&ext.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_query_compiles_with_known_captures() {
+        for spec in LANGUAGES {
+            Language::compile(spec).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn extensions_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in LANGUAGES {
+            for ext in spec.extensions {
+                assert!(seen.insert(*ext), "extension {ext} claimed twice");
+            }
+        }
+    }
+
+    #[test]
+    fn languages_are_found_by_extension() {
+        assert_eq!(for_path("a/b.PY").unwrap().spec.name, "python");
+        assert_eq!(for_path("x.tsx").unwrap().spec.name, "tsx");
+        assert!(for_path("README").is_none());
+        assert!(!is_supported("image.png"));
+    }
+}

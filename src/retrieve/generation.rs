@@ -1,0 +1,213 @@
+//! A published generation opened for reading: entities, edges and chunk texts in memory with
+//! the lookups retrieval needs, plus the LanceDB `chunks` table for full-text and vector
+//! search. [`GenerationCache`] reopens when `current` changes (a build in this process, the
+//! CLI in another, a watcher), so no request ever uses a stale LanceDB handle; a request in
+//! flight keeps the `Arc` it started with and finishes on that generation.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{Array, StringArray, UInt32Array};
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+use crate::error::{ErrorCode, KnowcodeError};
+use crate::graph::{Edge, EdgeKind};
+use crate::parse::{Entity, EntityKind};
+use crate::store::tables::{self, CHUNKS};
+use crate::store::{GenerationKind, Manifest, Store};
+
+/// A chunk as retrieval shows it.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub id: String,
+    pub entity_id: String,
+    pub path: String,
+    pub kind: EntityKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub part: u32,
+    pub text: String,
+}
+
+/// One generation, read-only.
+pub struct LoadedGeneration {
+    pub id: String,
+    pub manifest: Manifest,
+    pub root: PathBuf,
+    pub chunks_table: lancedb::Table,
+    pub entities: Vec<Entity>,
+    pub edges: Vec<Edge>,
+    pub chunks: Vec<ChunkRow>,
+    by_id: HashMap<String, usize>,
+    by_name: HashMap<String, Vec<usize>>,
+    chunk_by_id: HashMap<String, usize>,
+    chunks_of: HashMap<String, Vec<usize>>,
+    outgoing: HashMap<String, Vec<usize>>,
+    incoming: HashMap<String, Vec<usize>>,
+}
+
+impl LoadedGeneration {
+    pub fn has_vectors(&self) -> bool {
+        self.manifest.kind == GenerationKind::Full
+    }
+
+    pub fn entity(&self, id: &str) -> Option<&Entity> {
+        self.by_id.get(id).map(|&i| &self.entities[i])
+    }
+
+    pub fn entities_named(&self, name: &str) -> impl Iterator<Item = &Entity> {
+        self.by_name.get(name).into_iter().flatten().map(|&i| &self.entities[i])
+    }
+
+    pub fn chunk(&self, id: &str) -> Option<&ChunkRow> {
+        self.chunk_by_id.get(id).map(|&i| &self.chunks[i])
+    }
+
+    /// The entity's chunks in order.
+    pub fn chunks_of(&self, entity_id: &str) -> impl Iterator<Item = &ChunkRow> {
+        self.chunks_of.get(entity_id).into_iter().flatten().map(|&i| &self.chunks[i])
+    }
+
+    /// Edges leaving an entity, of one kind.
+    pub fn outgoing(&self, id: &str, kind: EdgeKind) -> impl Iterator<Item = &Edge> {
+        self.outgoing.get(id).into_iter().flatten().map(|&i| &self.edges[i]).filter(move |e| e.kind == kind)
+    }
+
+    /// Resolved edges arriving at an entity, of one kind.
+    pub fn incoming(&self, id: &str, kind: EdgeKind) -> impl Iterator<Item = &Edge> {
+        self.incoming.get(id).into_iter().flatten().map(|&i| &self.edges[i]).filter(move |e| e.kind == kind)
+    }
+
+    /// The entity's source as indexed (its chunks, overlaps removed).
+    pub fn source_of(&self, entity_id: &str) -> String {
+        let mut out: Vec<&str> = Vec::new();
+        let mut last_line = 0;
+        for chunk in self.chunks_of(entity_id) {
+            let skip = if chunk.part > 0 && chunk.start_line <= last_line {
+                (last_line - chunk.start_line + 1) as usize
+            } else {
+                0
+            };
+            out.extend(chunk.text.lines().skip(skip));
+            last_line = chunk.end_line;
+        }
+        out.join("\n")
+    }
+
+    async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedGeneration> {
+        let dir = store.generation_dir(id);
+        let manifest = Manifest::read(&dir)?;
+        let db = tables::connect(&dir).await?;
+        let entities = tables::read_entities(&db).await?;
+        let edges = tables::read_edges(&db).await?;
+        let chunks_table = db.open_table(CHUNKS).execute().await?;
+        let chunks = read_chunk_rows(&chunks_table).await?;
+        let mut generation = LoadedGeneration {
+            id: id.to_string(),
+            root: PathBuf::from(&manifest.root),
+            manifest,
+            chunks_table,
+            entities,
+            edges,
+            chunks,
+            by_id: HashMap::new(),
+            by_name: HashMap::new(),
+            chunk_by_id: HashMap::new(),
+            chunks_of: HashMap::new(),
+            outgoing: HashMap::new(),
+            incoming: HashMap::new(),
+        };
+        generation.index();
+        Ok(generation)
+    }
+
+    fn index(&mut self) {
+        for (i, e) in self.entities.iter().enumerate() {
+            self.by_id.insert(e.id.clone(), i);
+            self.by_name.entry(e.name.clone()).or_default().push(i);
+        }
+        for (i, c) in self.chunks.iter().enumerate() {
+            self.chunk_by_id.insert(c.id.clone(), i);
+            self.chunks_of.entry(c.entity_id.clone()).or_default().push(i);
+        }
+        for list in self.chunks_of.values_mut() {
+            list.sort_by_key(|&i| (self.chunks[i].part, self.chunks[i].start_line));
+        }
+        for (i, e) in self.edges.iter().enumerate() {
+            self.outgoing.entry(e.source.clone()).or_default().push(i);
+            if let Some(target) = &e.target {
+                self.incoming.entry(target.clone()).or_default().push(i);
+            }
+        }
+    }
+}
+
+async fn read_chunk_rows(table: &lancedb::Table) -> anyhow::Result<Vec<ChunkRow>> {
+    let columns = ["id", "entity_id", "path", "kind", "start_line", "end_line", "part", "text"];
+    let batches: Vec<arrow_array::RecordBatch> =
+        table.query().select(Select::columns(&columns)).execute().await?.try_collect().await?;
+    let mut rows = Vec::new();
+    for batch in batches {
+        let s = |name: &str| {
+            batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+        };
+        let n = |name: &str| {
+            batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<UInt32Array>().cloned())
+        };
+        let missing = || anyhow::anyhow!("chunks table lacks a column");
+        let (id, entity, path, kind, text) =
+            (s("id").ok_or_else(missing)?, s("entity_id").ok_or_else(missing)?, s("path").ok_or_else(missing)?, s("kind").ok_or_else(missing)?, s("text").ok_or_else(missing)?);
+        let (start, end, part) = (n("start_line").ok_or_else(missing)?, n("end_line").ok_or_else(missing)?, n("part").ok_or_else(missing)?);
+        for i in 0..batch.num_rows() {
+            rows.push(ChunkRow {
+                id: id.value(i).to_string(),
+                entity_id: entity.value(i).to_string(),
+                path: path.value(i).to_string(),
+                kind: EntityKind::parse(kind.value(i)).unwrap_or(EntityKind::Module),
+                start_line: start.value(i),
+                end_line: end.value(i),
+                part: part.value(i),
+                text: text.value(i).to_string(),
+            });
+        }
+        debug_assert!(!id.is_null(0) || batch.num_rows() == 0);
+    }
+    Ok(rows)
+}
+
+/// The current generation of a store, reopened whenever `current` names another one.
+pub struct GenerationCache {
+    store: Store,
+    store_dir: PathBuf,
+    loaded: Mutex<Option<Arc<LoadedGeneration>>>,
+}
+
+impl GenerationCache {
+    pub fn new(store_dir: PathBuf) -> Self {
+        GenerationCache { store: Store::at(&store_dir), store_dir, loaded: Mutex::new(None) }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn store_dir(&self) -> &std::path::Path {
+        &self.store_dir
+    }
+
+    /// The current generation; `missing_knowledge_store` when none was ever published.
+    pub async fn current(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
+        let id = self.store.current_id().ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
+        if let Some(loaded) = self.loaded.lock().expect("cache lock").as_ref().filter(|g| g.id == id) {
+            return Ok(loaded.clone());
+        }
+        let generation = LoadedGeneration::load(&self.store, &id).await.map_err(|e| {
+            KnowcodeError::new(ErrorCode::StoreCorrupt, format!("cannot open generation {id}: {e:#}"))
+        })?;
+        let generation = Arc::new(generation);
+        *self.loaded.lock().expect("cache lock") = Some(generation.clone());
+        Ok(generation)
+    }
+}

@@ -1,0 +1,506 @@
+//! Retrieval: the read side every surface shares (CLI, MCP, REST). `query` ranks, packs
+//! task-aware context into a token budget and scores its sufficiency; `search`, `context`,
+//! `trace` and `semantic_search` are the focused follow-ups. Every payload carries the
+//! freshness of the generation it came from. Retrieval never builds and never writes.
+
+pub mod context;
+pub mod freshness;
+pub mod generation;
+pub mod profile;
+pub mod rank;
+pub mod resolve;
+pub mod sufficiency;
+pub mod tokens;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use self::context::Bundle;
+use self::generation::{GenerationCache, LoadedGeneration};
+use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
+use self::rank::{Ranking, RetrievalMode};
+use self::resolve::Resolved;
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{ErrorCode, KnowcodeError};
+use crate::graph::EdgeKind;
+
+/// Defaults of `query` (the contract's first tool call).
+pub const DEFAULT_MAX_TOKENS: usize = 1500;
+pub const DEFAULT_LIMIT_ENTITIES: usize = 1;
+/// Per-entity budget ceiling.
+pub const MAX_ENTITY_TOKENS: usize = 2000;
+/// Characters of chunk text a semantic-search hit carries.
+pub const SEMANTIC_TEXT_CHARS: usize = 800;
+pub const MAX_TRACE_DEPTH: usize = 5;
+
+/// A `query` request; `task_type: None` means `auto`.
+#[derive(Debug, Clone)]
+pub struct QueryRequest {
+    pub query: String,
+    pub task_type: Option<TaskType>,
+    pub max_tokens: usize,
+    pub limit_entities: usize,
+    pub expand_deps: bool,
+    pub verbosity: Verbosity,
+}
+
+impl QueryRequest {
+    pub fn new(query: impl Into<String>) -> Self {
+        QueryRequest {
+            query: query.into(),
+            task_type: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            limit_entities: DEFAULT_LIMIT_ENTITIES,
+            expand_deps: false,
+            verbosity: Verbosity::Minimal,
+        }
+    }
+}
+
+/// The per-entity budget: `max(1, min(2000, max_tokens / limit_entities))`.
+pub fn entity_budget(max_tokens: usize, limit_entities: usize) -> usize {
+    (max_tokens / limit_entities.max(1)).clamp(1, MAX_ENTITY_TOKENS.max(1)).min(MAX_ENTITY_TOKENS)
+}
+
+/// One ranked chunk as `semantic_search` returns it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SemanticHit {
+    pub rank: usize,
+    pub file: String,
+    pub entity_id: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub score: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Callers,
+    Callees,
+}
+
+/// The read side over one store.
+pub struct Retriever {
+    cache: GenerationCache,
+    config: Config,
+    embedder: Mutex<Option<Result<Embedder, String>>>,
+}
+
+impl Retriever {
+    pub fn new(store_dir: PathBuf, config: Config) -> Self {
+        Retriever { cache: GenerationCache::new(store_dir), config, embedder: Mutex::new(None) }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub async fn generation(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
+        self.cache.current().await
+    }
+
+    /// The query vector, or why there is none (lexical generation, model missing, mismatch).
+    fn query_vector(&self, generation: &LoadedGeneration, text: &str) -> Result<Option<Vec<f32>>, String> {
+        if !generation.has_vectors() {
+            return Ok(None);
+        }
+        let mut slot = self.embedder.lock().expect("embedder lock");
+        let embedder = slot.get_or_insert_with(|| Embedder::load(&self.config).map_err(|e| e.message));
+        let embedder = embedder.as_mut().map_err(|e| format!("vector leg unavailable: {e}"))?;
+        if generation.manifest.embedding.as_ref() != Some(embedder.info()) {
+            return Err(format!(
+                "vector leg skipped: the index was built with {:?}, the configured model is {:?}",
+                generation.manifest.embedding,
+                embedder.info()
+            ));
+        }
+        embedder.embed_query(text).map(Some).map_err(|e| e.message)
+    }
+
+    async fn ranked(&self, generation: &LoadedGeneration, query: &str, limit: usize) -> Ranking {
+        let (vector, vector_error) = match self.query_vector(generation, query) {
+            Ok(v) => (v, None),
+            Err(e) => (None, Some(e)),
+        };
+        let mut ranking = rank::rank(generation, query, vector.as_deref(), self.config.config.hybrid_alpha, limit).await;
+        ranking.errors.extend(vector_error);
+        ranking
+    }
+
+    /// `query`: ranked, task-aware, budgeted context with a sufficiency score.
+    pub async fn query(&self, request: &QueryRequest) -> Result<Value, KnowcodeError> {
+        Ok(self.answer(request).await?.0)
+    }
+
+    /// `query` plus the entities whose context was packed (first is the answer), whatever
+    /// the verbosity: what evaluation scripts compare against gold answers.
+    pub async fn answer(&self, request: &QueryRequest) -> Result<(Value, Vec<crate::parse::Entity>), KnowcodeError> {
+        validate_budget(request.max_tokens, request.limit_entities)?;
+        let generation = self.generation().await?;
+        let (task, task_confidence) = match request.task_type {
+            Some(task) => (task, 1.0),
+            None => context::classify(&request.query),
+        };
+        let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
+        let ranking = self.ranked(&generation, &request.query, request.limit_entities.max(10)).await;
+        let mut bundles = Vec::new();
+        let mut remaining = request.max_tokens;
+        let per_entity = entity_budget(request.max_tokens, request.limit_entities);
+        for hit in ranking.hits.iter().take(request.limit_entities) {
+            let Some(entity) = generation.entity(&hit.entity_id) else { continue };
+            let bundle = context::build_bundle(&generation, entity, task, &profile, per_entity.min(remaining.saturating_sub(2)));
+            remaining = remaining.saturating_sub(bundle.tokens + 2);
+            bundles.push(bundle);
+        }
+        if request.expand_deps {
+            self.expand_dependencies(&generation, task, request.verbosity, &mut bundles, &mut remaining);
+        }
+        let confidence = sufficiency::ranking_confidence(&ranking.hits);
+        let payload = Answer { generation: &generation, profile, bundles: &bundles, confidence, ranking: Some(&ranking) }
+            .payload(request.max_tokens, task, task_confidence, &request.query, request.limit_entities);
+        let entities = bundles.iter().filter_map(|b| generation.entity(&b.entity_id).cloned()).collect();
+        Ok((payload, entities))
+    }
+
+    /// Summary bundles for the resolved callees of the first entity, in what budget is left.
+    fn expand_dependencies(
+        &self,
+        generation: &LoadedGeneration,
+        task: TaskType,
+        verbosity: Verbosity,
+        bundles: &mut Vec<Bundle>,
+        remaining: &mut usize,
+    ) {
+        let Some(first) = bundles.first().map(|b| b.entity_id.clone()) else { return };
+        let summary_profile = ResponseProfile::new(Action::Search, task, verbosity);
+        let mut targets: Vec<String> = generation.outgoing(&first, EdgeKind::Calls).filter_map(|e| e.target.clone()).collect();
+        targets.sort();
+        targets.dedup();
+        for target in targets.into_iter().take(3) {
+            if bundles.iter().any(|b| b.entity_id == target) || *remaining < 30 {
+                continue;
+            }
+            let Some(entity) = generation.entity(&target) else { continue };
+            let bundle = context::build_bundle(generation, entity, TaskType::Locate, &summary_profile, (*remaining - 2).min(200));
+            if bundle.tokens > 0 {
+                *remaining = remaining.saturating_sub(bundle.tokens + 2);
+                bundles.push(bundle);
+            }
+        }
+    }
+
+    /// `context`: the packed context of one named entity.
+    pub async fn context(
+        &self,
+        target: &str,
+        task_type: Option<TaskType>,
+        max_tokens: usize,
+        verbosity: Verbosity,
+    ) -> Result<Value, KnowcodeError> {
+        validate_budget(max_tokens, 1)?;
+        let generation = self.generation().await?;
+        let entity = match resolve::resolve(&generation, target) {
+            Resolved::Found(entity) => entity,
+            Resolved::Ambiguous(candidates) => return Ok(disambiguation(&generation, target, &candidates)),
+            Resolved::NotFound => return Err(not_found(target)),
+        };
+        let task = task_type.unwrap_or(TaskType::Explain);
+        let profile = ResponseProfile::new(Action::Context, task, verbosity);
+        let bundle = context::build_bundle(&generation, entity, task, &profile, entity_budget(max_tokens, 1).min(max_tokens));
+        let bundles = [bundle];
+        let answer = Answer { generation: &generation, profile, bundles: &bundles, confidence: 1.0, ranking: None };
+        Ok(answer.payload(max_tokens, task, 1.0, target, 1))
+    }
+
+    /// `search`: entities by name or pattern, never with source.
+    pub async fn search(&self, pattern: &str, limit: usize, verbosity: Verbosity) -> Result<Value, KnowcodeError> {
+        if pattern.trim().is_empty() {
+            return Err(KnowcodeError::invalid_argument("query", "must not be empty"));
+        }
+        let generation = self.generation().await?;
+        let mut matches: Vec<(u8, &crate::parse::Entity)> = Vec::new();
+        let lower = pattern.to_lowercase();
+        for entity in &generation.entities {
+            let name = entity.name.to_lowercase();
+            let rank = if entity.id == pattern || entity.name == pattern {
+                0
+            } else if entity.qualified_name.ends_with(pattern) || name == lower {
+                1
+            } else if name.starts_with(&lower) {
+                2
+            } else if name.contains(&lower) || entity.qualified_name.to_lowercase().contains(&lower) {
+                3
+            } else {
+                continue;
+            };
+            matches.push((rank, entity));
+        }
+        let mode = if matches.is_empty() { "ranked" } else { "name" };
+        if matches.is_empty() {
+            let ranking = self.ranked(&generation, pattern, limit).await;
+            for hit in &ranking.hits {
+                if let Some(entity) = generation.entity(&hit.entity_id) {
+                    matches.push((4, entity));
+                }
+            }
+        }
+        matches.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.kind.is_file_level().cmp(&b.1.kind.is_file_level())).then(a.1.id.cmp(&b.1.id)));
+        let total = matches.len();
+        let profile = ResponseProfile::new(Action::Search, TaskType::Locate, verbosity);
+        let results: Vec<Value> = matches
+            .into_iter()
+            .take(limit)
+            .map(|(_, e)| {
+                let mut item = json!({"id": e.id, "kind": e.kind.as_str(), "lines": format!("{}-{}", e.span.start_line, e.span.end_line)});
+                if profile.standard_fields() {
+                    item["signature"] = json!(e.signature);
+                    if let Some(doc) = &e.doc {
+                        item["doc"] = json!(doc.lines().next().unwrap_or(""));
+                    }
+                }
+                item
+            })
+            .collect();
+        let mut payload = json!({"results": results, "total": total, "freshness": freshness::check(&generation)});
+        if profile.standard_fields() {
+            payload["match"] = json!(mode);
+        }
+        Ok(payload)
+    }
+
+    /// `trace`: callers or callees to `depth` (≤ 5), with what could not be resolved.
+    pub async fn trace(&self, target: &str, direction: Direction, depth: usize) -> Result<Value, KnowcodeError> {
+        if depth == 0 || depth > MAX_TRACE_DEPTH {
+            return Err(KnowcodeError::invalid_argument("depth", format!("must be between 1 and {MAX_TRACE_DEPTH}")));
+        }
+        let generation = self.generation().await?;
+        let entity = match resolve::resolve(&generation, target) {
+            Resolved::Found(entity) => entity,
+            Resolved::Ambiguous(candidates) => return Ok(disambiguation(&generation, target, &candidates)),
+            Resolved::NotFound => return Err(not_found(target)),
+        };
+        let mut seen = std::collections::HashSet::from([entity.id.clone()]);
+        let mut frontier = vec![entity.id.clone()];
+        let mut nodes = Vec::new();
+        let mut unresolved = std::collections::BTreeSet::new();
+        for level in 1..=depth {
+            let mut next = Vec::new();
+            for id in &frontier {
+                let edges: Vec<&crate::graph::Edge> = match direction {
+                    Direction::Callees => generation.outgoing(id, EdgeKind::Calls).collect(),
+                    Direction::Callers => generation.incoming(id, EdgeKind::Calls).collect(),
+                };
+                for edge in edges {
+                    let other = match direction {
+                        Direction::Callees => edge.target.clone(),
+                        Direction::Callers => Some(edge.source.clone()),
+                    };
+                    let Some(other) = other else {
+                        if level == 1 {
+                            unresolved.insert(edge.target_name.clone());
+                        }
+                        continue;
+                    };
+                    if seen.insert(other.clone()) {
+                        nodes.push(json!({"id": other, "depth": level, "via": format!("{}:{}", edge.path, edge.line)}));
+                        next.push(other);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let mut payload = json!({
+            "entity": entity.id,
+            "direction": match direction { Direction::Callers => "callers", Direction::Callees => "callees" },
+            "depth": depth,
+            "nodes": nodes,
+            "freshness": freshness::check(&generation),
+        });
+        match direction {
+            Direction::Callees if !unresolved.is_empty() => payload["unresolved"] = json!(unresolved),
+            Direction::Callers => {
+                let maybe = generation
+                    .edges
+                    .iter()
+                    .filter(|e| e.kind == EdgeKind::Calls && e.target.is_none() && e.target_name == entity.name)
+                    .count();
+                if maybe > 0 {
+                    payload["unresolved_calls_with_this_name"] = json!(maybe);
+                }
+            }
+            _ => {}
+        }
+        Ok(payload)
+    }
+
+    /// `semantic_search` hits (for the CLI batch form and the payload).
+    pub async fn semantic_hits(&self, query: &str, limit: usize, with_text: bool) -> Result<(Vec<SemanticHit>, RetrievalMode), KnowcodeError> {
+        let generation = self.generation().await?;
+        if !generation.has_vectors() {
+            return Err(KnowcodeError::new(
+                ErrorCode::MissingSemanticIndex,
+                format!("generation {} is lexical: it has no vectors", generation.id),
+            ));
+        }
+        let ranking = self.ranked(&generation, query, limit).await;
+        let hits = ranking
+            .hits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, hit)| {
+                let chunk = &generation.chunks[hit.chunk];
+                let entity = generation.entity(&hit.entity_id)?;
+                Some(SemanticHit {
+                    rank: i + 1,
+                    file: chunk.path.clone(),
+                    entity_id: entity.id.clone(),
+                    qualified_name: entity.qualified_name.clone(),
+                    kind: entity.kind.as_str().to_string(),
+                    line_start: chunk.start_line,
+                    line_end: chunk.end_line,
+                    score: (hit.score * 10_000.0).round() / 10_000.0,
+                    text: with_text.then(|| crate::text::truncate_chars(&chunk.text, SEMANTIC_TEXT_CHARS)),
+                })
+            })
+            .collect();
+        Ok((hits, ranking.mode))
+    }
+
+    /// `semantic_search`: raw ranked chunks, each capped, no sufficiency projection.
+    pub async fn semantic_search(&self, query: &str, limit: usize) -> Result<Value, KnowcodeError> {
+        if query.trim().is_empty() {
+            return Err(KnowcodeError::invalid_argument("query", "must not be empty"));
+        }
+        let (hits, mode) = self.semantic_hits(query, limit, true).await?;
+        let generation = self.generation().await?;
+        Ok(json!({"results": hits, "retrieval_mode": mode, "freshness": freshness::check(&generation)}))
+    }
+}
+
+fn validate_budget(max_tokens: usize, limit_entities: usize) -> Result<(), KnowcodeError> {
+    if max_tokens == 0 || max_tokens > 100_000 {
+        return Err(KnowcodeError::invalid_argument("max_tokens", "must be between 1 and 100000"));
+    }
+    if limit_entities == 0 || limit_entities > 20 {
+        return Err(KnowcodeError::invalid_argument("limit_entities", "must be between 1 and 20"));
+    }
+    Ok(())
+}
+
+fn not_found(target: &str) -> KnowcodeError {
+    KnowcodeError::new(ErrorCode::EntityNotFound, format!("no entity matches `{target}`"))
+}
+
+fn disambiguation(generation: &LoadedGeneration, target: &str, candidates: &[&crate::parse::Entity]) -> Value {
+    let list: Vec<Value> = candidates
+        .iter()
+        .map(|e| json!({"id": e.id, "kind": e.kind.as_str(), "lines": format!("{}-{}", e.span.start_line, e.span.end_line)}))
+        .collect();
+    json!({
+        "ambiguous": true,
+        "target": target,
+        "candidates": list,
+        "hint": "call again with one candidate's id",
+        "freshness": freshness::check(generation),
+    })
+}
+
+/// The bundles of one answer and what the profile makes of them.
+struct Answer<'a> {
+    generation: &'a LoadedGeneration,
+    profile: ResponseProfile,
+    bundles: &'a [Bundle],
+    confidence: f64,
+    ranking: Option<&'a Ranking>,
+}
+
+impl Answer<'_> {
+    fn payload(&self, max_tokens: usize, task: TaskType, task_confidence: f64, query: &str, limit: usize) -> Value {
+        let mut context_text = self.bundles.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join("\n\n");
+        let mut total_tokens = tokens::count(&context_text);
+        if total_tokens > max_tokens {
+            context_text = tokens::fit_chars(&context_text, max_tokens);
+            total_tokens = tokens::count(&context_text);
+        }
+        let sufficiency = sufficiency::score(if self.bundles.is_empty() { 0.0 } else { self.confidence }, self.bundles);
+        let mut payload = json!({
+            "context_text": context_text,
+            "sufficiency_score": sufficiency.score,
+            "total_tokens": total_tokens,
+            "freshness": freshness::check(self.generation),
+        });
+        let source_included = self.bundles.iter().any(|b| b.source_included);
+        if source_included {
+            payload["source_included"] = json!(true);
+        } else {
+            let omitted: usize = self.bundles.iter().map(|b| b.source_tokens_omitted).sum();
+            payload["reduction_summary"] = json!(if self.bundles.is_empty() {
+                "no matching entity".to_string()
+            } else {
+                format!("summary of {} entit{}; {omitted} source tokens omitted (verbosity=standard adds source)", self.bundles.len(), if self.bundles.len() == 1 { "y" } else { "ies" })
+            });
+        }
+        let mut errors: Vec<String> = self.ranking.map(|r| r.errors.clone()).unwrap_or_default();
+        if self.generation.manifest.kind == crate::store::GenerationKind::Lexical {
+            errors.push("lexical generation: ranked without vectors".into());
+        }
+        if !errors.is_empty() {
+            payload["errors"] = json!(errors);
+        }
+        if self.profile.standard_fields() {
+            payload["task_type"] = json!(task.as_str());
+            payload["task_confidence"] = json!((task_confidence * 100.0).round() / 100.0);
+            payload["retrieval_mode"] = json!(self.ranking.map_or(RetrievalMode::Exact, |r| r.mode));
+            payload["entities"] = json!(self.bundles.iter().map(|b| b.entity_id.as_str()).collect::<Vec<_>>());
+            payload["truncated"] = json!(self.bundles.iter().any(|b| b.truncated));
+        }
+        if self.profile.evidence() {
+            if let Some(ranking) = self.ranking {
+                let evidence: Vec<Value> = ranking
+                    .hits
+                    .iter()
+                    .take(limit.max(3))
+                    .enumerate()
+                    .map(|(i, h)| {
+                        json!({"rank": i + 1, "entity_id": h.entity_id, "chunk_id": self.generation.chunks[h.chunk].id,
+                               "score": (h.score * 10_000.0).round() / 10_000.0, "signals": h.evidence})
+                    })
+                    .collect();
+                payload["evidence"] = json!(evidence);
+            }
+        }
+        if self.profile.diagnostics() {
+            payload["diagnostics"] = json!({
+                "query": query,
+                "max_tokens": max_tokens,
+                "limit_entities": limit,
+                "lexical_weight": self.ranking.map(|r| r.lexical_weight),
+                "confidence": sufficiency.confidence,
+                "coverage": sufficiency.coverage,
+                "sections": self.bundles.iter().map(|b| json!({"entity": b.entity_id, "planned": b.planned, "included": b.included, "tokens": b.tokens})).collect::<Vec<_>>(),
+            });
+        }
+        payload
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_entity_budget_follows_the_contract() {
+        assert_eq!(entity_budget(300, 3), 100);
+        assert_eq!(entity_budget(1500, 1), 1500);
+        assert_eq!(entity_budget(9000, 2), 2000);
+        assert_eq!(entity_budget(2, 5), 1);
+    }
+}

@@ -1,0 +1,151 @@
+//! Response profiles: the one home of "who gets source" and "which fields at which verbosity".
+//! Summary-first by default; raw source only at verbosity ≥ standard or for the source-hungry
+//! task types (`debug`, `review` — a floor that minimal cannot cancel); `search` and `trace`
+//! never carry source; `semantic_search` always does.
+
+use serde::{Deserialize, Serialize};
+
+/// How much an answer carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verbosity {
+    Minimal,
+    Standard,
+    Verbose,
+    Diagnostic,
+}
+
+impl Verbosity {
+    pub const ALL: [Verbosity; 4] = [Verbosity::Minimal, Verbosity::Standard, Verbosity::Verbose, Verbosity::Diagnostic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verbosity::Minimal => "minimal",
+            Verbosity::Standard => "standard",
+            Verbosity::Verbose => "verbose",
+            Verbosity::Diagnostic => "diagnostic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Verbosity> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// What an agent asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskType {
+    Explain,
+    Debug,
+    Extend,
+    Review,
+    Locate,
+    General,
+}
+
+impl TaskType {
+    pub const ALL: [TaskType; 6] =
+        [TaskType::Explain, TaskType::Debug, TaskType::Extend, TaskType::Review, TaskType::Locate, TaskType::General];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskType::Explain => "explain",
+            TaskType::Debug => "debug",
+            TaskType::Extend => "extend",
+            TaskType::Review => "review",
+            TaskType::Locate => "locate",
+            TaskType::General => "general",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TaskType> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// Task types that get raw source even at minimal verbosity. Exactly {debug, review}.
+pub const SOURCE_HUNGRY: [TaskType; 2] = [TaskType::Debug, TaskType::Review];
+
+/// The retrieval actions a profile is chosen for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Query,
+    Context,
+    Search,
+    Trace,
+    SemanticSearch,
+}
+
+/// The decision for one answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseProfile {
+    pub action: Action,
+    pub verbosity: Verbosity,
+    pub include_source: bool,
+}
+
+impl ResponseProfile {
+    pub fn new(action: Action, task: TaskType, verbosity: Verbosity) -> Self {
+        let include_source = match action {
+            Action::Search | Action::Trace => false,
+            Action::SemanticSearch => true,
+            Action::Query | Action::Context => verbosity >= Verbosity::Standard || SOURCE_HUNGRY.contains(&task),
+        };
+        ResponseProfile { action, verbosity, include_source }
+    }
+
+    /// Docs in full (standard and up) or their first paragraph (minimal).
+    pub fn full_docs(&self) -> bool {
+        self.verbosity >= Verbosity::Standard
+    }
+
+    /// Fields beyond the minimal set: task type, mode, selected entities, truncation.
+    pub fn standard_fields(&self) -> bool {
+        self.verbosity >= Verbosity::Standard
+    }
+
+    /// Ranking evidence and chunk provenance.
+    pub fn evidence(&self) -> bool {
+        self.verbosity >= Verbosity::Verbose
+    }
+
+    /// Echoes, per-leg weights, score components: for testing the retrieval system.
+    pub fn diagnostics(&self) -> bool {
+        self.verbosity >= Verbosity::Diagnostic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_hungry_set_is_exactly_debug_and_review() {
+        for task in TaskType::ALL {
+            let minimal = ResponseProfile::new(Action::Query, task, Verbosity::Minimal);
+            assert_eq!(minimal.include_source, matches!(task, TaskType::Debug | TaskType::Review), "{task:?}");
+        }
+    }
+
+    #[test]
+    fn standard_and_up_always_carry_source_on_query_and_context() {
+        for task in TaskType::ALL {
+            for verbosity in [Verbosity::Standard, Verbosity::Verbose, Verbosity::Diagnostic] {
+                assert!(ResponseProfile::new(Action::Query, task, verbosity).include_source);
+                assert!(ResponseProfile::new(Action::Context, task, verbosity).include_source);
+            }
+        }
+    }
+
+    #[test]
+    fn search_and_trace_never_carry_source_semantic_search_always_does() {
+        for task in TaskType::ALL {
+            for verbosity in Verbosity::ALL {
+                assert!(!ResponseProfile::new(Action::Search, task, verbosity).include_source);
+                assert!(!ResponseProfile::new(Action::Trace, task, verbosity).include_source);
+                assert!(ResponseProfile::new(Action::SemanticSearch, task, verbosity).include_source);
+            }
+        }
+    }
+}

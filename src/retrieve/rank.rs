@@ -1,0 +1,320 @@
+//! Hybrid ranking: full-text (LanceDB FTS over the code-aware column), vectors (cosine over
+//! chunk embeddings) and structural signals (a definition's own name matching the query, and
+//! the call-graph neighbours of strong hits), fused with weighted reciprocal-rank fusion.
+//! Identifier-shaped queries lean lexical, descriptions lean on vectors; a query in double
+//! quotes is an exact substring search. Results are deterministic (ties broken by id).
+
+use std::collections::HashMap;
+
+use arrow_array::{Array, RecordBatch, StringArray};
+use futures::TryStreamExt;
+use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::DistanceType;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use serde::Serialize;
+
+use super::generation::LoadedGeneration;
+use crate::graph::EdgeKind;
+use crate::parse::EntityKind;
+use crate::text::{code_search_text, split_identifier};
+
+/// Candidates fetched per leg.
+const CANDIDATES: usize = 80;
+/// Reciprocal-rank-fusion constant.
+const RRF_K: f64 = 60.0;
+/// Weight of a definition whose own name is in the query.
+const NAME_WEIGHT: f64 = 1.2;
+/// Share of a strong hit's score given to its 1-hop call neighbours already in the candidates.
+const GRAPH_SHARE: f64 = 0.15;
+
+/// How a query was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrievalMode {
+    Hybrid,
+    Lexical,
+    Exact,
+}
+
+/// Why an entity ranked where it did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub name_match: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub graph_neighbour: bool,
+}
+
+/// One ranked entity with its best chunk.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub entity_id: String,
+    /// Index into `LoadedGeneration::chunks`.
+    pub chunk: usize,
+    pub score: f64,
+    pub evidence: Evidence,
+}
+
+/// The ranked answer plus how it was produced.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    pub hits: Vec<Hit>,
+    pub mode: RetrievalMode,
+    /// Weight the lexical leg got for this query.
+    pub lexical_weight: f64,
+    /// Problems with one leg that did not stop the others.
+    pub errors: Vec<String>,
+}
+
+/// The shape of a query, deciding how much to trust each leg.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryShape {
+    Identifier,
+    Mixed,
+    Description,
+}
+
+pub fn query_shape(query: &str) -> QueryShape {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let identifier_like = |w: &str| {
+        w.contains('_') || w.contains("::") || w.contains('.') || w.contains('(') || split_identifier(w).len() > 1
+    };
+    match words.len() {
+        0 => QueryShape::Mixed,
+        1 | 2 if words.iter().any(|w| identifier_like(w)) || words.len() == 1 => QueryShape::Identifier,
+        n if n >= 4 && !words.iter().any(|w| identifier_like(w)) => QueryShape::Description,
+        _ => QueryShape::Mixed,
+    }
+}
+
+/// Lexical weight for a query given the configured `hybrid_alpha`.
+pub fn lexical_weight(shape: QueryShape, alpha: f64) -> f64 {
+    match shape {
+        QueryShape::Identifier => alpha.max(0.8),
+        QueryShape::Mixed => alpha,
+        QueryShape::Description => alpha * 0.8,
+    }
+}
+
+/// Identifier-like words of a query (for definition-name matching).
+fn query_identifiers(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .flat_map(|w| w.split("::").flat_map(|p| p.split('.')))
+        .filter(|w| w.len() >= 3)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Ranks entities for a query. `vector` is the embedded query (None on a lexical generation).
+pub async fn rank(
+    generation: &LoadedGeneration,
+    query: &str,
+    vector: Option<&[f32]>,
+    alpha: f64,
+    limit: usize,
+) -> Ranking {
+    let trimmed = query.trim();
+    if trimmed.len() > 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
+        return exact(generation, &trimmed[1..trimmed.len() - 1], limit);
+    }
+    let mut errors = Vec::new();
+    let lexical = match fts_leg(generation, query).await {
+        Ok(ids) => ids,
+        Err(e) => {
+            errors.push(format!("full-text search failed: {e}"));
+            Vec::new()
+        }
+    };
+    let vectors = match vector.filter(|_| generation.has_vectors()) {
+        Some(v) => match vector_leg(generation, v).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                errors.push(format!("vector search failed: {e}"));
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let mode = if generation.has_vectors() && vector.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Lexical };
+    let w_lex = if mode == RetrievalMode::Hybrid { lexical_weight(query_shape(query), alpha) } else { 1.0 };
+    let mut fused: HashMap<String, Hit> = HashMap::new();
+    add_leg(generation, &mut fused, &lexical, w_lex, |e, r| e.lexical_rank = Some(r));
+    add_leg(generation, &mut fused, &vectors, 1.0 - w_lex, |e, r| e.vector_rank = Some(r));
+    add_name_matches(generation, &mut fused, query);
+    add_graph_neighbours(generation, &mut fused);
+    let mut hits: Vec<Hit> = fused.into_values().collect();
+    for hit in &mut hits {
+        if generation.chunks[hit.chunk].kind.is_file_level() {
+            hit.score *= 0.5; // a file header answers fewer questions than a definition
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entity_id.cmp(&b.entity_id)));
+    hits.truncate(limit);
+    Ranking { hits, mode, lexical_weight: w_lex, errors }
+}
+
+/// Chunk indices from best to worst, deduplicated by entity, fused into `fused`.
+fn add_leg(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    chunk_ids: &[String],
+    weight: f64,
+    mark: impl Fn(&mut Evidence, u32),
+) {
+    if weight <= 0.0 {
+        return;
+    }
+    let mut rank = 0u32;
+    let mut seen = std::collections::HashSet::new();
+    for chunk_id in chunk_ids {
+        let Some(chunk) = generation.chunk(chunk_id) else { continue };
+        if !seen.insert(chunk.entity_id.clone()) {
+            continue;
+        }
+        rank += 1;
+        let index = generation.chunks.iter().position(|c| std::ptr::eq(c, chunk)).unwrap_or(0);
+        let hit = fused.entry(chunk.entity_id.clone()).or_insert_with(|| Hit {
+            entity_id: chunk.entity_id.clone(),
+            chunk: index,
+            score: 0.0,
+            evidence: Evidence::default(),
+        });
+        hit.score += weight / (RRF_K + rank as f64);
+        mark(&mut hit.evidence, rank);
+    }
+}
+
+/// Definitions whose own name (or qualified-name tail) is written in the query.
+fn add_name_matches(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>, query: &str) {
+    let mut rank = 0u32;
+    for word in query_identifiers(query) {
+        let mut matches: Vec<_> = generation
+            .entities_named(&word)
+            .filter(|e| !e.kind.is_file_level())
+            .collect();
+        matches.sort_by(|a, b| kind_priority(a.kind).cmp(&kind_priority(b.kind)).then(a.id.cmp(&b.id)));
+        for entity in matches.into_iter().take(5) {
+            let Some(chunk) = generation.chunks_of(&entity.id).next() else { continue };
+            rank += 1;
+            let index = generation.chunks.iter().position(|c| std::ptr::eq(c, chunk)).unwrap_or(0);
+            let hit = fused.entry(entity.id.clone()).or_insert_with(|| Hit {
+                entity_id: entity.id.clone(),
+                chunk: index,
+                score: 0.0,
+                evidence: Evidence::default(),
+            });
+            hit.score += NAME_WEIGHT / (RRF_K + rank as f64);
+            hit.evidence.name_match = true;
+        }
+    }
+}
+
+fn kind_priority(kind: EntityKind) -> u8 {
+    match kind {
+        EntityKind::Function | EntityKind::Method => 0,
+        EntityKind::Class => 1,
+        EntityKind::Section => 2,
+        EntityKind::Module | EntityKind::Document => 3,
+    }
+}
+
+/// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.
+fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>) {
+    let mut top: Vec<(String, f64)> = fused.values().map(|h| (h.entity_id.clone(), h.score)).collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    for (id, score) in top.into_iter().take(3) {
+        let callees = generation.outgoing(&id, EdgeKind::Calls).filter_map(|e| e.target.clone());
+        let callers = generation.incoming(&id, EdgeKind::Calls).map(|e| e.source.clone());
+        let neighbours: std::collections::BTreeSet<String> = callees.chain(callers).filter(|n| *n != id).collect();
+        for neighbour in neighbours {
+            if let Some(hit) = fused.get_mut(&neighbour) {
+                hit.score += GRAPH_SHARE * score;
+                hit.evidence.graph_neighbour = true;
+            }
+        }
+    }
+}
+
+fn ids_of(batches: &[RecordBatch]) -> Vec<String> {
+    batches
+        .iter()
+        .filter_map(|b| b.column_by_name("id").and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned()))
+        .flat_map(|ids| (0..ids.len()).map(move |i| ids.value(i).to_string()).collect::<Vec<_>>())
+        .collect()
+}
+
+async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<Vec<String>> {
+    let text = code_search_text(query);
+    if text.split_whitespace().next().is_none() || generation.chunks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let batches: Vec<RecordBatch> = generation
+        .chunks_table
+        .query()
+        .full_text_search(FullTextSearchQuery::new(text))
+        .select(Select::columns(&["id"]))
+        .limit(CANDIDATES)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    Ok(ids_of(&batches))
+}
+
+async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Result<Vec<String>> {
+    let batches: Vec<RecordBatch> = generation
+        .chunks_table
+        .query()
+        .nearest_to(vector)?
+        .distance_type(DistanceType::Cosine)
+        .only_if("has_vector = true")
+        .select(Select::columns(&["id"]))
+        .limit(CANDIDATES)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    Ok(ids_of(&batches))
+}
+
+/// Chunks containing the text verbatim, in path/line order, one hit per entity.
+fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
+    let mut order: Vec<usize> = (0..generation.chunks.len()).filter(|&i| generation.chunks[i].text.contains(needle)).collect();
+    order.sort_by(|&a, &b| {
+        let (ca, cb) = (&generation.chunks[a], &generation.chunks[b]);
+        kind_priority(ca.kind).cmp(&kind_priority(cb.kind)).then(ca.path.cmp(&cb.path)).then(ca.start_line.cmp(&cb.start_line))
+    });
+    let mut seen = std::collections::HashSet::new();
+    let hits: Vec<Hit> = order
+        .into_iter()
+        .filter(|&i| seen.insert(generation.chunks[i].entity_id.clone()))
+        .take(limit)
+        .map(|i| Hit { entity_id: generation.chunks[i].entity_id.clone(), chunk: i, score: 1.0, evidence: Evidence::default() })
+        .collect();
+    Ranking { hits, mode: RetrievalMode::Exact, lexical_weight: 1.0, errors: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_shapes() {
+        assert_eq!(query_shape("apply_discount"), QueryShape::Identifier);
+        assert_eq!(query_shape("Cart.total"), QueryShape::Identifier);
+        assert_eq!(query_shape("getUserName"), QueryShape::Identifier);
+        assert_eq!(query_shape("round a money value to cents"), QueryShape::Description);
+        assert_eq!(query_shape("where is apply_discount used"), QueryShape::Mixed);
+    }
+
+    #[test]
+    fn identifier_queries_lean_lexical_descriptions_lean_semantic() {
+        assert!(lexical_weight(QueryShape::Identifier, 0.5) > 0.5);
+        assert!(lexical_weight(QueryShape::Description, 0.5) < 0.5);
+    }
+}

@@ -1,0 +1,184 @@
+//! Background lifecycle jobs: a submit returns a snapshot at once (`j-1a2b3c4d`, state,
+//! elapsed) and the work runs on its own thread with its own runtime, so the protocol loop
+//! never blocks. One job at a time; the last 20 are kept for `job_status`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, KnowcodeError, Stage};
+use crate::index::Progress;
+
+const KEEP: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobState {
+    fn as_str(self) -> &'static str {
+        match self {
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+        }
+    }
+}
+
+struct Job {
+    id: String,
+    action: String,
+    state: JobState,
+    phase: String,
+    started: Instant,
+    finished: Option<Instant>,
+    done: u64,
+    total: u64,
+    phase_started: Instant,
+    outcome: Option<Value>,
+}
+
+impl Job {
+    fn snapshot(&self) -> Value {
+        let end = self.finished.unwrap_or_else(Instant::now);
+        let mut value = json!({
+            "job_id": self.id,
+            "action": self.action,
+            "state": self.state.as_str(),
+            "phase": self.phase,
+            "elapsed_s": (end - self.started).as_secs_f64().round(),
+        });
+        if self.state == JobState::Running && self.total > 0 {
+            value["done"] = json!(self.done);
+            value["total"] = json!(self.total);
+            if self.done > 0 {
+                let per_item = self.phase_started.elapsed().as_secs_f64() / self.done as f64;
+                value["eta_s"] = json!((per_item * (self.total - self.done) as f64).round());
+            }
+        }
+        match (&self.outcome, self.state) {
+            (Some(result), JobState::Succeeded) => value["result"] = result.clone(),
+            (Some(error), JobState::Failed) => value["error"] = error.clone(),
+            _ => {}
+        }
+        value
+    }
+}
+
+/// The job table of one server.
+#[derive(Clone, Default)]
+pub struct Jobs {
+    jobs: Arc<Mutex<VecDeque<Job>>>,
+}
+
+/// Progress of one job, written by the pipeline.
+struct JobProgress {
+    jobs: Jobs,
+    id: String,
+}
+
+impl Progress for JobProgress {
+    fn stage(&self, stage: Stage, total: u64) {
+        self.jobs.update(&self.id, |job| {
+            job.phase = stage.as_str().to_string();
+            job.total = total;
+            job.done = 0;
+            job.phase_started = Instant::now();
+        });
+    }
+
+    fn advance(&self, n: u64) {
+        self.jobs.update(&self.id, |job| job.done += n);
+    }
+}
+
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    format!("j-{:08x}", hasher.finish() as u32)
+}
+
+impl Jobs {
+    fn update(&self, id: &str, change: impl FnOnce(&mut Job)) {
+        if let Some(job) = self.jobs.lock().expect("jobs lock").iter_mut().find(|j| j.id == id) {
+            change(job);
+        }
+    }
+
+    /// Starts `work` in the background unless a job is running.
+    pub fn submit<F>(&self, action: &str, work: F) -> Result<Value, KnowcodeError>
+    where
+        F: FnOnce(&dyn Progress) -> Result<Value, KnowcodeError> + Send + 'static,
+    {
+        let id = {
+            let mut jobs = self.jobs.lock().expect("jobs lock");
+            if let Some(running) = jobs.iter().find(|j| j.state == JobState::Running) {
+                return Err(KnowcodeError::new(
+                    ErrorCode::JobAlreadyRunning,
+                    format!("job {} ({}) is still running", running.id, running.action),
+                ));
+            }
+            let id = new_id();
+            let now = Instant::now();
+            jobs.push_back(Job {
+                id: id.clone(),
+                action: action.to_string(),
+                state: JobState::Running,
+                phase: "queued".into(),
+                started: now,
+                finished: None,
+                done: 0,
+                total: 0,
+                phase_started: now,
+                outcome: None,
+            });
+            while jobs.len() > KEEP {
+                jobs.pop_front();
+            }
+            id
+        };
+        let jobs = self.clone();
+        let job_id = id.clone();
+        std::thread::Builder::new()
+            .name(format!("knowcode-{job_id}"))
+            .spawn(move || {
+                let progress = JobProgress { jobs: jobs.clone(), id: job_id.clone() };
+                let outcome = work(&progress);
+                jobs.update(&job_id, |job| {
+                    job.finished = Some(Instant::now());
+                    job.phase = "done".into();
+                    match outcome {
+                        Ok(result) => {
+                            job.state = JobState::Succeeded;
+                            job.outcome = Some(result);
+                        }
+                        Err(err) => {
+                            job.state = JobState::Failed;
+                            job.outcome = Some(err.to_json());
+                        }
+                    }
+                });
+            })
+            .map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("cannot start a job thread: {e}")))?;
+        self.status(Some(&id))
+    }
+
+    /// The snapshot of one job, or of the latest when `id` is None.
+    pub fn status(&self, id: Option<&str>) -> Result<Value, KnowcodeError> {
+        let jobs = self.jobs.lock().expect("jobs lock");
+        let job = match id {
+            Some(id) => jobs
+                .iter()
+                .find(|j| j.id == id)
+                .ok_or_else(|| KnowcodeError::new(ErrorCode::UnknownJob, format!("no job `{id}` (the last {KEEP} are kept)")))?,
+            None => jobs.back().ok_or_else(|| KnowcodeError::new(ErrorCode::NoJobs, "no job has been started"))?,
+        };
+        Ok(job.snapshot())
+    }
+}

@@ -1,0 +1,77 @@
+//! The MCP server over stdio (rmcp): lists the three tools (plus the legacy five with
+//! `--legacy-tools`) and routes every call to [`Service`]. Results are one text item of
+//! compact JSON; failures are `{error, code, hint}` with `isError` set, so the agent reads
+//! them. Only protocol goes to stdout; logs go to stderr.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+
+use super::service::Service;
+use super::tools::{self, LEGACY};
+
+#[derive(Clone)]
+pub struct McpServer {
+    service: Arc<Service>,
+    legacy: bool,
+}
+
+impl McpServer {
+    pub fn new(service: Service, legacy: bool) -> Self {
+        McpServer { service: Arc::new(service), legacy }
+    }
+
+    /// Maps a legacy flat tool onto its consolidated tool and action.
+    fn route(&self, name: &str, mut arguments: Map<String, Value>) -> (String, Map<String, Value>) {
+        match LEGACY.iter().find(|(legacy, _, _)| *legacy == name).filter(|_| self.legacy) {
+            Some((_, tool, action)) => {
+                arguments.insert("action".into(), Value::String((*action).to_string()));
+                (tool.to_string(), arguments)
+            }
+            None => (name.to_string(), arguments),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate only when sufficiency_score is below the threshold.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::tool_list(self.legacy)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (tool, arguments) = self.route(&request.name, request.arguments.unwrap_or_default());
+        let result = match self.service.call(&tool, arguments).await {
+            Ok(payload) => CallToolResult::success(vec![ContentBlock::text(serde_json::to_string(&payload).unwrap_or_default())]),
+            Err(err) => CallToolResult::error(vec![ContentBlock::text(err.to_json().to_string())]),
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(service: Service, legacy: bool) -> anyhow::Result<()> {
+    let server = McpServer::new(service, legacy);
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}

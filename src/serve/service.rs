@@ -1,0 +1,335 @@
+//! One dispatcher for `knowcode_retrieve`, `knowcode_lifecycle` and `knowcode_inspect`:
+//! validates arguments, confines paths to the served root, routes to retrieval, jobs and
+//! inspection, and records telemetry. Retrieval never builds.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use super::jobs::Jobs;
+use super::telemetry::{Event, Telemetry};
+use super::tools::{self, Args};
+use crate::config::Config;
+use crate::error::{ErrorCode, KnowcodeError};
+use crate::index::{self, IndexOptions};
+use crate::retrieve::profile::{TaskType, Verbosity};
+use crate::retrieve::{Direction, QueryRequest, Retriever};
+use crate::store::Store;
+
+/// The served root: `--store` (must exist) > `CLAUDE_PROJECT_DIR` (if a folder) > the
+/// current directory.
+pub fn resolve_root(store: Option<&Path>) -> Result<PathBuf, KnowcodeError> {
+    let chosen = match store {
+        Some(path) if path.is_dir() => path.to_path_buf(),
+        Some(path) => {
+            return Err(KnowcodeError::invalid_argument("--store", format!("{} is not a directory", path.display())));
+        }
+        None => match std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from) {
+            Some(dir) if dir.is_dir() => dir,
+            _ => std::env::current_dir().map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?,
+        },
+    };
+    chosen.canonicalize().map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("{}: {e}", chosen.display())))
+}
+
+/// Resolves a path argument against the root and refuses anything that escapes it: `..`,
+/// absolute paths elsewhere, symlinks pointing out, `/repo-backup` next to `/repo`.
+pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
+    let refuse = || KnowcodeError::path_outside_root(argument, root);
+    let joined = if Path::new(argument).is_absolute() { PathBuf::from(argument) } else { root.join(argument) };
+    let mut normalized = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                if !normalized.pop() {
+                    return Err(refuse());
+                }
+            }
+            Component::CurDir => {}
+            other => normalized.push(other),
+        }
+    }
+    // Resolve symlinks through the longest part that exists.
+    let mut existing = normalized.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(name) = existing.file_name().map(|n| n.to_os_string()) else { return Err(refuse()) };
+        rest.push(name);
+        if !existing.pop() {
+            return Err(refuse());
+        }
+    }
+    let mut resolved = existing.canonicalize().map_err(|_| refuse())?;
+    for name in rest.into_iter().rev() {
+        resolved.push(name);
+    }
+    if resolved.starts_with(root) { Ok(resolved) } else { Err(refuse()) }
+}
+
+const RETRIEVE_ARGS: &[&str] =
+    &["action", "query", "target", "task_type", "max_tokens", "limit_entities", "expand_deps", "verbosity", "direction", "depth", "limit"];
+const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "output"];
+const INSPECT_ARGS: &[&str] = &["action", "job_id", "target"];
+
+/// The server state behind every surface.
+pub struct Service {
+    root: PathBuf,
+    config: Config,
+    retriever: Retriever,
+    jobs: Jobs,
+    telemetry: Telemetry,
+}
+
+impl Service {
+    pub fn new(root: PathBuf) -> Result<Service, KnowcodeError> {
+        let config = Config::load(&root)?;
+        let store = Store::at(&root);
+        Ok(Service {
+            retriever: Retriever::new(root.clone(), config.clone()),
+            telemetry: Telemetry::at(store.base()),
+            jobs: Jobs::default(),
+            config,
+            root,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Runs one tool call and records it (never its argument values).
+    pub async fn call(&self, tool: &str, arguments: Map<String, Value>) -> Result<Value, KnowcodeError> {
+        let started = Instant::now();
+        let action = arguments.get("action").and_then(Value::as_str).unwrap_or("").chars().take(40).collect::<String>();
+        let result = self.dispatch(tool, Args::new(arguments)).await;
+        let bytes = match &result {
+            Ok(v) => serde_json::to_string(v).map(|s| s.len()).unwrap_or(0),
+            Err(e) => e.to_json().to_string().len(),
+        };
+        self.telemetry.record(&Event {
+            ts_ms: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+            tool: tool.chars().take(64).collect(),
+            action,
+            bytes,
+            ms: started.elapsed().as_millis() as u64,
+            outcome: match &result {
+                Ok(_) => "ok".into(),
+                Err(e) => e.code.as_str().into(),
+            },
+        });
+        result
+    }
+
+    async fn dispatch(&self, tool: &str, args: Args) -> Result<Value, KnowcodeError> {
+        match tool {
+            tools::RETRIEVE => {
+                args.only(RETRIEVE_ARGS)?;
+                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, &args).await
+            }
+            tools::LIFECYCLE => {
+                args.only(LIFECYCLE_ARGS)?;
+                self.lifecycle(&args.action(tools::LIFECYCLE_ACTIONS)?, &args)
+            }
+            tools::INSPECT => {
+                args.only(INSPECT_ARGS)?;
+                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, &args).await
+            }
+            other => Err(KnowcodeError::invalid_argument(
+                "name",
+                format!("unknown tool `{other}`; tools: {}, {}, {}", tools::RETRIEVE, tools::LIFECYCLE, tools::INSPECT),
+            )),
+        }
+    }
+
+    fn task_type(args: &Args) -> Result<Option<TaskType>, KnowcodeError> {
+        let value = args.choice("task_type", tools::TASK_TYPES, "auto")?;
+        Ok(TaskType::parse(&value))
+    }
+
+    fn verbosity(args: &Args) -> Result<Verbosity, KnowcodeError> {
+        let value = args.choice("verbosity", tools::VERBOSITIES, "minimal")?;
+        Ok(Verbosity::parse(&value).unwrap_or(Verbosity::Minimal))
+    }
+
+    async fn retrieve(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
+        match action {
+            "query" => {
+                let request = QueryRequest {
+                    query: args.required_string("query")?,
+                    task_type: Self::task_type(args)?,
+                    max_tokens: args.integer("max_tokens", 1, 100_000, 1500)? as usize,
+                    limit_entities: args.integer("limit_entities", 1, 20, 1)? as usize,
+                    expand_deps: args.boolean("expand_deps", false)?,
+                    verbosity: Self::verbosity(args)?,
+                };
+                self.retriever.query(&request).await
+            }
+            "search" => {
+                let pattern = match args.string("query")? {
+                    Some(q) if !q.trim().is_empty() => q,
+                    _ => args.required_string("target")?,
+                };
+                let limit = args.integer("limit", 1, 100, 10)? as usize;
+                self.retriever.search(&pattern, limit, Self::verbosity(args)?).await
+            }
+            "context" => {
+                let target = args.required_string("target")?;
+                let max_tokens = args.integer("max_tokens", 1, 100_000, 1500)? as usize;
+                self.retriever.context(&target, Self::task_type(args)?, max_tokens, Self::verbosity(args)?).await
+            }
+            "trace" => {
+                let target = args.required_string("target")?;
+                let direction = match args.choice("direction", &["callers", "callees"], "callers")?.as_str() {
+                    "callees" => Direction::Callees,
+                    _ => Direction::Callers,
+                };
+                let depth = args.integer("depth", 1, 5, 1)? as usize;
+                self.retriever.trace(&target, direction, depth).await
+            }
+            _ => {
+                let query = args.required_string("query")?;
+                let limit = args.integer("limit", 1, 50, 10)? as usize;
+                self.retriever.semantic_search(&query, limit).await
+            }
+        }
+    }
+
+    fn lifecycle(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
+        let options = IndexOptions {
+            root: self.root.clone(),
+            store_dir: self.root.clone(),
+            ignore_globs: Vec::new(),
+            embed: !args.boolean("no_embed", false)?,
+            config: self.config.clone(),
+        };
+        match action {
+            "export" => {
+                let output = confine(&self.root, &args.required_string("output")?)?;
+                let store_dir = self.root.clone();
+                self.jobs.submit("export", move |_progress| export_json(&store_dir, &output))
+            }
+            _ => self.jobs.submit(action, move |progress| {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+                    KnowcodeError::new(ErrorCode::Internal, format!("cannot start a runtime: {e}"))
+                })?;
+                let summary = runtime.block_on(index::run(&options, progress)).map_err(|e| e.to_knowcode())?;
+                crate::retrieve::freshness::invalidate();
+                let mut result = serde_json::to_value(&summary).unwrap_or_default();
+                result["published"] = json!(true);
+                if let Value::Object(map) = &mut result {
+                    map.remove("timings");
+                }
+                Ok(result)
+            }),
+        }
+    }
+
+    async fn inspect(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
+        match action {
+            "job_status" => self.jobs.status(args.string("job_id")?.as_deref()),
+            "freshness" => {
+                let generation = self.retriever.generation().await?;
+                Ok(serde_json::to_value(crate::retrieve::freshness::check(&generation)).unwrap_or_default())
+            }
+            "stats" => self.stats().await,
+            "telemetry" => Ok(self.telemetry.summary()),
+            "doctor" => Ok(super::super::doctor::run(&self.root, &self.config).await.to_json()),
+            "quality" => {
+                let store = Store::at(&self.root);
+                let (id, _) = store.current_manifest()?;
+                crate::quality::read(&store.generation_dir(&id)).map_err(|_| {
+                    KnowcodeError::new(ErrorCode::MissingPreflightReport, format!("generation {id} has no quality report"))
+                })
+            }
+            "preflight" => {
+                let options = IndexOptions {
+                    root: self.root.clone(),
+                    store_dir: self.root.clone(),
+                    ignore_globs: Vec::new(),
+                    embed: false,
+                    config: self.config.clone(),
+                };
+                let analysis = tokio::task::spawn_blocking(move || {
+                    index::analyse(&options, &index::NoProgress, &mut index::Timings::default())
+                })
+                .await
+                .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?
+                .map_err(|e| e.to_knowcode())?;
+                Ok(crate::quality::report(&analysis))
+            }
+            _ => Ok(json!({
+                "available": false,
+                "hint": "commit history per entity needs a temporal build, which this version does not have yet",
+            })),
+        }
+    }
+
+    /// Counts small enough for an agent (≤ 600 bytes).
+    async fn stats(&self) -> Result<Value, KnowcodeError> {
+        let generation = self.retriever.generation().await?;
+        let mut entities: std::collections::BTreeMap<&str, usize> = Default::default();
+        for e in &generation.entities {
+            *entities.entry(e.kind.as_str()).or_default() += 1;
+        }
+        let mut edges: std::collections::BTreeMap<&str, usize> = Default::default();
+        for e in &generation.edges {
+            *edges.entry(e.kind.as_str()).or_default() += 1;
+        }
+        let counts = &generation.manifest.counts;
+        Ok(json!({
+            "generation_id": generation.id,
+            "kind": generation.manifest.kind.as_str(),
+            "files": counts.files,
+            "entities": entities,
+            "edges": edges,
+            "resolved": counts.edges_resolved,
+            "unresolved": counts.edges_unresolved,
+            "chunks": counts.chunks,
+            "vectors": counts.vectors,
+            "disk_bytes": Store::at(&self.root).disk_bytes(),
+        }))
+    }
+}
+
+/// Writes `knowcode_knowledge.json` (entities + relationships) into `output`.
+fn export_json(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    let cache = crate::retrieve::generation::GenerationCache::new(store_dir.to_path_buf());
+    let generation = runtime.block_on(cache.current())?;
+    std::fs::create_dir_all(output).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    let path = output.join("knowcode_knowledge.json");
+    let document = json!({
+        "generation_id": generation.id,
+        "entities": generation.entities,
+        "relationships": generation.edges,
+    });
+    let bytes = serde_json::to_vec(&document).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    crate::store::write_synced(&path, &bytes).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(json!({"written": path.to_string_lossy(), "entities": generation.entities.len(), "relationships": generation.edges.len()}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_escape_the_root_are_refused() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("repo");
+        let sibling = parent.path().join("repo-backup");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::create_dir_all(&sibling).unwrap();
+        std::os::unix::fs::symlink(&sibling, root.join("link")).unwrap();
+        let root = root.canonicalize().unwrap();
+        assert!(confine(&root, "docs/out").is_ok());
+        assert!(confine(&root, "new/folder").is_ok());
+        for escape in ["../repo-backup", "/etc", "docs/../../repo-backup/x", "link/x", sibling.to_str().unwrap()] {
+            let err = confine(&root, escape).unwrap_err();
+            assert_eq!(err.code, ErrorCode::PathOutsideRoot, "{escape}");
+        }
+    }
+}

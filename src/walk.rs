@@ -1,0 +1,298 @@
+//! Stage 1, walk: find the files to index under a root and load them. Honours nested
+//! `.gitignore`, `.ignore`, `.knowcodeignore` and `--ignore` globs; skips hidden and vendored
+//! folders. Binary, huge, minified and special files are skipped with a [`SkipReason`];
+//! symlinks are followed only to regular files inside the root. This stage reads files and
+//! never parses them or writes anything.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use ignore::WalkBuilder;
+use ignore::overrides::OverrideBuilder;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Folder names never descended into, wherever they are.
+pub const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "vendor",
+    "bower_components",
+    ".tox",
+    ".mypy_cache",
+    ".knowcode",
+];
+
+/// A line longer than this marks a file as minified/generated.
+const MINIFIED_LINE_CHARS: usize = 5_000;
+
+/// Why a file was not indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    Binary,
+    TooLarge,
+    Minified,
+    NotRegularFile,
+    SymlinkOutsideRoot,
+    BrokenSymlink,
+    NonUtf8Path,
+    Unreadable,
+    Vanished,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Binary => "binary",
+            SkipReason::TooLarge => "too_large",
+            SkipReason::Minified => "minified",
+            SkipReason::NotRegularFile => "not_regular_file",
+            SkipReason::SymlinkOutsideRoot => "symlink_outside_root",
+            SkipReason::BrokenSymlink => "broken_symlink",
+            SkipReason::NonUtf8Path => "non_utf8_path",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::Vanished => "vanished",
+        }
+    }
+}
+
+/// Options of a walk.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    pub max_file_bytes: u64,
+    /// Extra gitignore-style globs to leave out (`--ignore`).
+    pub ignore_globs: Vec<String>,
+    /// Absolute folders to leave out (e.g. a store kept inside the root).
+    pub exclude_dirs: Vec<PathBuf>,
+}
+
+/// A file loaded for parsing.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Root-relative path with `/` separators.
+    pub rel_path: String,
+    pub text: String,
+    pub state: FileState,
+    /// True when the bytes were not valid UTF-8 and were decoded lossily.
+    pub lossy: bool,
+}
+
+/// What freshness compares: size and modification time (plus the content hash for reuse).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: SkipReason,
+}
+
+/// Everything the walk found.
+#[derive(Debug, Default)]
+pub struct WalkOutput {
+    pub files: Vec<SourceFile>,
+    pub skipped: Vec<SkippedFile>,
+    /// Files of languages knowcode cannot parse, counted by extension.
+    pub unsupported: BTreeMap<String, usize>,
+}
+
+/// Walks `root` and loads every file `supported` accepts, in parallel; results sorted by path.
+pub fn walk(
+    root: &Path,
+    options: &WalkOptions,
+    supported: &(dyn Fn(&str) -> bool + Sync),
+) -> anyhow::Result<WalkOutput> {
+    let root = root.canonicalize()?;
+    let (candidates, mut skipped) = list_candidates(&root, options)?;
+    let mut output = WalkOutput::default();
+    let mut to_load = Vec::new();
+    for (rel, abs) in candidates {
+        if supported(&rel) {
+            to_load.push((rel, abs));
+        } else {
+            *output.unsupported.entry(extension_of(&rel)).or_default() += 1;
+        }
+    }
+    let loaded: Vec<Result<SourceFile, SkippedFile>> = to_load
+        .par_iter()
+        .map(|(rel, abs)| load_file(&root, rel, abs, options.max_file_bytes))
+        .collect();
+    for item in loaded {
+        match item {
+            Ok(file) => output.files.push(file),
+            Err(skip) => skipped.push(skip),
+        }
+    }
+    output.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    output.skipped = skipped;
+    Ok(output)
+}
+
+/// The files `supported` accepts under `root` with their size and mtime, without reading
+/// them: what freshness compares with a manifest.
+pub fn stat_files(
+    root: &Path,
+    options: &WalkOptions,
+    supported: &(dyn Fn(&str) -> bool + Sync),
+) -> anyhow::Result<BTreeMap<String, FileState>> {
+    let root = root.canonicalize()?;
+    let (candidates, _) = list_candidates(&root, options)?;
+    Ok(candidates
+        .into_iter()
+        .filter(|(rel, _)| supported(rel))
+        .filter_map(|(rel, abs)| Some((rel, file_state(&std::fs::metadata(abs).ok()?))))
+        .collect())
+}
+
+fn extension_of(rel: &str) -> String {
+    Path::new(rel)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .unwrap_or_else(|| "(none)".into())
+}
+
+type Candidates = (Vec<(String, PathBuf)>, Vec<SkippedFile>);
+
+fn list_candidates(root: &Path, options: &WalkOptions) -> anyhow::Result<Candidates> {
+    let mut overrides = OverrideBuilder::new(root);
+    for glob in &options.ignore_globs {
+        overrides.add(&format!("!{glob}"))?;
+    }
+    let exclude = options.exclude_dirs.clone();
+    let walker = WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(false)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(".knowcodeignore")
+        .overrides(overrides.build()?)
+        .filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let vendored = entry.file_name().to_str().is_some_and(|n| VENDORED_DIRS.contains(&n));
+            !(is_dir && (vendored || exclude.iter().any(|d| entry.path().starts_with(d))))
+        })
+        .build();
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in walker {
+        let Ok(entry) = entry else { continue };
+        let Some(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
+            skipped.push(SkippedFile {
+                path: rel.to_string_lossy().into_owned(),
+                reason: SkipReason::NonUtf8Path,
+            });
+            continue;
+        };
+        match classify_entry(root, entry.path(), file_type) {
+            Ok(()) => candidates.push((rel_str, entry.path().to_path_buf())),
+            Err(reason) => skipped.push(SkippedFile { path: rel_str, reason }),
+        }
+    }
+    Ok((candidates, skipped))
+}
+
+/// Regular files pass; symlinks pass only when they resolve to a regular file inside the root.
+fn classify_entry(root: &Path, path: &Path, file_type: std::fs::FileType) -> Result<(), SkipReason> {
+    if file_type.is_file() {
+        return Ok(());
+    }
+    if !file_type.is_symlink() {
+        return Err(SkipReason::NotRegularFile);
+    }
+    let target = path.canonicalize().map_err(|_| SkipReason::BrokenSymlink)?;
+    if !target.starts_with(root) {
+        return Err(SkipReason::SymlinkOutsideRoot);
+    }
+    match std::fs::metadata(&target) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(SkipReason::NotRegularFile),
+        Err(_) => Err(SkipReason::BrokenSymlink),
+    }
+}
+
+fn load_file(root: &Path, rel: &str, abs: &Path, max_bytes: u64) -> Result<SourceFile, SkippedFile> {
+    let skip = |reason| SkippedFile { path: rel.to_string(), reason };
+    let meta = std::fs::metadata(abs).map_err(|e| skip(io_reason(&e)))?;
+    if !meta.is_file() {
+        return Err(skip(SkipReason::NotRegularFile));
+    }
+    if meta.len() > max_bytes {
+        return Err(skip(SkipReason::TooLarge));
+    }
+    debug_assert!(abs.starts_with(root) || abs.canonicalize().is_ok_and(|c| c.starts_with(root)));
+    let bytes = std::fs::read(abs).map_err(|e| skip(io_reason(&e)))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(skip(SkipReason::TooLarge));
+    }
+    if looks_binary(&bytes) {
+        return Err(skip(SkipReason::Binary));
+    }
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(err) => (String::from_utf8_lossy(err.as_bytes()).into_owned(), true),
+    };
+    if looks_minified(&text) {
+        return Err(skip(SkipReason::Minified));
+    }
+    Ok(SourceFile { rel_path: rel.to_string(), text, state: file_state(&meta), lossy })
+}
+
+fn io_reason(err: &std::io::Error) -> SkipReason {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => SkipReason::Vanished,
+        _ => SkipReason::Unreadable,
+    }
+}
+
+/// Size and mtime of a file, as freshness compares them.
+pub fn file_state(meta: &std::fs::Metadata) -> FileState {
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    FileState { size: meta.len(), mtime_ns }
+}
+
+/// A NUL byte in the first 8 KiB marks a binary file (git's heuristic).
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|&b| b == 0)
+}
+
+/// Any single line longer than [`MINIFIED_LINE_CHARS`] marks a minified or generated file.
+fn looks_minified(text: &str) -> bool {
+    text.len() > MINIFIED_LINE_CHARS && text.lines().any(|line| line.len() > MINIFIED_LINE_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_and_minified_heuristics() {
+        assert!(looks_binary(b"abc\0def"));
+        assert!(!looks_binary(b"plain text"));
+        assert!(looks_minified(&"x".repeat(MINIFIED_LINE_CHARS + 1)));
+        assert!(!looks_minified(&"short line\n".repeat(1000)));
+    }
+}
