@@ -56,11 +56,17 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
         if entity.kind.is_file_level() && !is_preamble {
             continue;
         }
-        let (text, start_line) = if is_preamble { preamble(file) } else { own_text(file, index) };
+        let (text, collapsed) = if is_preamble { preamble(file) } else { own_text(file, index) };
         if text.trim().is_empty() {
             continue;
         }
-        let pieces = split_pieces(&text, start_line, entity, max_chunk_tokens);
+        // Collapsed members break the line mapping: such a chunk stays whole and reports
+        // the entity's own span.
+        let pieces = if collapsed {
+            vec![(text, entity.span.start_line, entity.span.end_line)]
+        } else {
+            split_pieces(&text, entity.span.start_line, entity, max_chunk_tokens)
+        };
         for (part, (piece, first_line, last_line)) in pieces.into_iter().enumerate() {
             chunks.push(make_chunk(entity, part as u32, piece, first_line, last_line));
         }
@@ -136,13 +142,14 @@ fn header_chunk(file: &ParsedFile) -> Option<Chunk> {
 }
 
 /// Markdown text before the first heading.
-fn preamble(file: &ParsedFile) -> (String, u32) {
+fn preamble(file: &ParsedFile) -> (String, bool) {
     let end = file.entities.iter().skip(1).map(|e| e.span.start_byte).min().unwrap_or(file.text.len());
-    (file.text[..end].to_string(), 1)
+    (file.text[..end].to_string(), false)
 }
 
-/// The entity's text with each directly nested entity reduced to its signature line.
-pub fn own_text(file: &ParsedFile, index: usize) -> (String, u32) {
+/// The entity's text with each directly nested entity reduced to its signature line, and
+/// whether anything was reduced.
+pub fn own_text(file: &ParsedFile, index: usize) -> (String, bool) {
     let entity = &file.entities[index];
     let mut text = String::new();
     let mut cursor = entity.span.start_byte;
@@ -159,8 +166,9 @@ pub fn own_text(file: &ParsedFile, index: usize) -> (String, u32) {
         text.push_str(" …");
         cursor = child.span.end_byte;
     }
+    let collapsed = cursor != entity.span.start_byte;
     text.push_str(&file.text[cursor..entity.span.end_byte]);
-    (text, entity.span.start_line)
+    (text, collapsed)
 }
 
 /// Splits text longer than the budget at the entity's statement lines (or, lacking those,

@@ -391,6 +391,10 @@ fn resolve_call(table: &SymbolTable, bindings: &Bindings, f: usize, call: &CallS
     if let Some(resolved) = resolve_through_imports(table, bindings, f, name, receiver) {
         return resolved;
     }
+    if receiver.is_some_and(|r| bindings.names.contains_key(r)) {
+        // Qualified with an imported module that is not in the repository (`json.dumps`).
+        return Resolved::unresolved();
+    }
     let unique = table.named(name, f, |e| is_call_target(e.kind));
     Resolved::decide(unique, Resolution::UniqueName).unwrap_or_else(Resolved::unresolved)
 }

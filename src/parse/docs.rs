@@ -46,19 +46,36 @@ pub fn doc(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
 pub fn module_doc(root: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
     let raw = match spec.doc_style {
         DocStyle::Docstring => docstring_of_block(root, src),
-        DocStyle::PrecedingComments => {
-            let mut cursor = root.walk();
-            let comments: Vec<String> = root
-                .children(&mut cursor)
-                .take_while(|n| n.kind().contains("comment"))
-                .map(|n| text_of(n, src).into_owned())
-                .collect();
-            (!comments.is_empty()).then(|| clean_comment(&comments.join("\n")))
-        }
+        DocStyle::PrecedingComments => leading_file_comments(root, src),
         DocStyle::None => None,
     }?;
     let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
     (!cleaned.is_empty()).then_some(cleaned)
+}
+
+/// The comment block at the top of a file, unless it documents the definition right below
+/// it: it is the file's doc when it is an inner doc (`//!`), when a blank line follows it,
+/// or when a package/import/namespace line follows it.
+fn leading_file_comments(root: Node, src: &[u8]) -> Option<String> {
+    let mut cursor = root.walk();
+    let children: Vec<Node> = root.children(&mut cursor).collect();
+    let count = children.iter().take_while(|n| n.kind().contains("comment")).count();
+    if count == 0 {
+        return None;
+    }
+    let comments: Vec<String> = children[..count].iter().map(|n| text_of(*n, src).into_owned()).collect();
+    let inner_doc = comments.iter().any(|c| c.starts_with("//!") || c.starts_with("/*!"));
+    let belongs_to_file = match children.get(count) {
+        None => true,
+        Some(next) => {
+            let last = children[count - 1].end_position();
+            let last_row = if last.column == 0 && last.row > 0 { last.row - 1 } else { last.row };
+            let kind = next.kind();
+            next.start_position().row > last_row + 1
+                || ["package", "import", "use", "namespace", "preproc", "module"].iter().any(|k| kind.contains(k))
+        }
+    };
+    (inner_doc || belongs_to_file).then(|| clean_comment(&comments.join("\n")))
 }
 
 fn docstring_of_block(block: Node, src: &[u8]) -> Option<String> {
