@@ -57,7 +57,7 @@ pub async fn run(root: &Path, config: &Config) -> Report {
         Err(e) => report.push("config", Status::Fail, e.message, e.hint),
     }
     match embed::init_onnxruntime() {
-        Ok(()) => report.push("onnxruntime", Status::Pass, format!("loaded {}", crate::config::onnxruntime_library().display()), ""),
+        Ok(_) => report.push("onnxruntime", Status::Pass, format!("loaded {}", crate::config::onnxruntime_library().display()), ""),
         Err(e) => report.push("onnxruntime", Status::Fail, e.message, e.hint),
     }
     match embed::model_problem(config) {

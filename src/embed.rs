@@ -20,17 +20,18 @@ pub const MODEL_FILES: [&str; 5] =
 /// (a fault the real model cannot be made to produce on demand).
 const FAIL_ENV: &str = "KNOWCODE_TEST_EMBED_FAIL_ON";
 
-static ORT: OnceLock<Result<(), String>> = OnceLock::new();
+/// The process's one ONNX Runtime environment (ort allows a single one; it must stay alive).
+static ORT: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
-/// Loads the ONNX Runtime shared library once per process.
-pub fn init_onnxruntime() -> Result<(), KnowcodeError> {
+/// Loads the ONNX Runtime shared library once per process and returns its environment.
+pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError> {
     let result = ORT.get_or_init(|| {
         let path = onnxruntime_library();
         if !path.is_file() {
             return Err(format!("ONNX Runtime library not found at {}", path.display()));
         }
         let builder = ort::init_from(&path).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
-        builder.build().map(|_| ()).map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+        builder.build().map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     });
     result.clone().map_err(|message| KnowcodeError::new(ErrorCode::ModelUnavailable, message))
 }
@@ -66,7 +67,7 @@ impl Embedder {
         if let Some(problem) = model_problem(config) {
             return Err(KnowcodeError::new(ErrorCode::ModelUnavailable, problem));
         }
-        init_onnxruntime()?;
+        let environment = init_onnxruntime()?;
         let dir = config.model_dir();
         let tokenizer = TokenizerFiles {
             tokenizer_file: read(&dir, "tokenizer.json")?,
@@ -75,7 +76,8 @@ impl Embedder {
             tokenizer_config_file: read(&dir, "tokenizer_config.json")?,
         };
         let model = UserDefinedEmbeddingModel::new(read(&dir, "model.onnx")?, tokenizer).with_pooling(Pooling::Mean);
-        let mut options = InitOptionsUserDefined::new().with_max_length(config.embedding.max_length);
+        let mut options =
+            InitOptionsUserDefined::new().with_environment(environment).with_max_length(config.embedding.max_length);
         if config.embedding.threads > 0 {
             options = options.with_intra_threads(config.embedding.threads);
         }
