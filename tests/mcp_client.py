@@ -19,8 +19,9 @@ BIN, REPO = sys.argv[1], sys.argv[2]
 def payload(result):
     assert len(result.content) == 1, result
     text = result.content[0].text
-    assert "\n" not in text and ": " not in text.split('"context_text"')[0], "compact JSON"
-    return json.loads(text)
+    body = json.loads(text)
+    assert text == json.dumps(body, separators=(",", ":"), ensure_ascii=False), f"not compact JSON: {text[:200]}"
+    return body
 
 
 async def call(session, tool, **arguments):
@@ -30,14 +31,14 @@ async def call(session, tool, **arguments):
 async def ok(session, tool, **arguments):
     result = await call(session, tool, **arguments)
     body = payload(result)
-    assert not result.isError, f"{tool} {arguments}: {body}"
+    assert not result.is_error, f"{tool} {arguments}: {body}"
     return body
 
 
 async def error(session, tool, code, **arguments):
     result = await call(session, tool, **arguments)
     body = payload(result)
-    assert result.isError, f"{tool} {arguments} should fail: {body}"
+    assert result.is_error, f"{tool} {arguments} should fail: {body}"
     assert body["code"] == code, f"{tool} {arguments}: expected {code}, got {body}"
     assert body["hint"], body
     return body
@@ -64,8 +65,8 @@ async def main():
             listed = json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools.tools], separators=(",", ":"))
             print(f"schema cost: {len(listed) // 4} tokens")
             annotations = {t.name: t.annotations for t in tools.tools}
-            assert annotations["knowcode_retrieve"].readOnlyHint and annotations["knowcode_inspect"].readOnlyHint
-            assert annotations["knowcode_lifecycle"].readOnlyHint is False
+            assert annotations["knowcode_retrieve"].read_only_hint and annotations["knowcode_inspect"].read_only_hint
+            assert annotations["knowcode_lifecycle"].read_only_hint is False
 
             await error(session, "knowcode_retrieve", "missing_knowledge_store", action="query", query="discount")
             await error(session, "knowcode_inspect", "no_jobs", action="job_status")
@@ -119,7 +120,7 @@ async def main():
             assert (await wait_for_job(session, exported["job_id"]))["state"] == "succeeded"
             assert os.path.isfile(os.path.join(REPO, "export", "knowcode_knowledge.json"))
             result = await session.call_tool("no_such_tool", {"action": "x"})
-            assert result.isError
+            assert result.is_error
 
             before = answer["freshness"]["generation_id"]
             with open(os.path.join(REPO, "shop", "coupons.py"), "w") as f:

@@ -15,6 +15,10 @@ pub enum Resolved<'a> {
 }
 
 fn decide(mut matches: Vec<&Entity>) -> Option<Resolved<'_>> {
+    // A definition beats a file whose stem happens to share its name (`__init__`).
+    if matches.iter().any(|e| !e.kind.is_file_level()) {
+        matches.retain(|e| !e.kind.is_file_level());
+    }
     matches.sort_by(|a, b| a.id.cmp(&b.id));
     matches.dedup_by(|a, b| a.id == b.id);
     match matches.len() {
