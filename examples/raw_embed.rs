@@ -19,7 +19,11 @@ fn main() -> anyhow::Result<()> {
         config: config.clone(),
     };
     let analysis = index::analyse(&options, &NoProgress, &mut Timings::default())?;
-    let texts: Vec<&str> = analysis.chunks.iter().map(|c| c.embed_text.as_str()).collect();
+    let texts: Vec<&str> = analysis
+        .chunks
+        .iter()
+        .map(|c| c.embed_text.as_str())
+        .collect();
     let mut embedder = Embedder::load(&config)?;
     let started = Instant::now();
     let mut done = 0;

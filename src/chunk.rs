@@ -42,7 +42,10 @@ pub struct Chunk {
 
 /// Chunks every file in parallel; output in file order.
 pub fn chunk_all(files: &[ParsedFile], max_chunk_tokens: usize) -> Vec<Chunk> {
-    files.par_iter().flat_map_iter(|file| chunk_file(file, max_chunk_tokens)).collect()
+    files
+        .par_iter()
+        .flat_map_iter(|file| chunk_file(file, max_chunk_tokens))
+        .collect()
 }
 
 /// The chunks of one file: its header, then each entity's own text in source order.
@@ -56,7 +59,11 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
         if entity.kind.is_file_level() && !is_preamble {
             continue;
         }
-        let (text, collapsed) = if is_preamble { preamble(file) } else { own_text(file, index) };
+        let (text, collapsed) = if is_preamble {
+            preamble(file)
+        } else {
+            own_text(file, index)
+        };
         if text.trim().is_empty() {
             continue;
         }
@@ -68,7 +75,13 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
             split_pieces(&text, entity.span.start_line, entity, max_chunk_tokens)
         };
         for (part, (piece, first_line, last_line)) in pieces.into_iter().enumerate() {
-            chunks.push(make_chunk(entity, part as u32, piece, first_line, last_line));
+            chunks.push(make_chunk(
+                entity,
+                part as u32,
+                piece,
+                first_line,
+                last_line,
+            ));
         }
     }
     chunks
@@ -80,13 +93,16 @@ fn structural_header(path: &str, qualified_name: &str, kind: EntityKind) -> Stri
 
 fn make_chunk(entity: &Entity, part: u32, text: String, start_line: u32, end_line: u32) -> Chunk {
     let header = structural_header(&entity.path, &entity.qualified_name, entity.kind);
-    let doc_outside_text = entity.doc.as_deref().filter(|d| !text.contains(d.lines().next().unwrap_or(d)));
+    let doc_outside_text = entity
+        .doc
+        .as_deref()
+        .filter(|d| !text.contains(d.lines().next().unwrap_or(d)));
     let mut embed = header.clone();
-    if part == 0 {
-        if let Some(doc) = doc_outside_text {
-            embed.push('\n');
-            embed.push_str(doc);
-        }
+    if part == 0
+        && let Some(doc) = doc_outside_text
+    {
+        embed.push('\n');
+        embed.push_str(doc);
     }
     embed.push('\n');
     embed.push_str(&text);
@@ -120,7 +136,12 @@ fn header_chunk(file: &ParsedFile) -> Option<Chunk> {
     if imports.is_empty() && doc.is_empty() {
         return None;
     }
-    let text = [doc, &imports.join("\n")].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n");
+    let text = [doc, &imports.join("\n")]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
     let end_line = file.imports.iter().map(|i| i.end_line).max().unwrap_or(1);
     let header = structural_header(&file.path, &module.qualified_name, module.kind);
     let embed_text = truncate_chars(&format!("{header}\n{text}"), MAX_EMBED_CHARS);
@@ -143,7 +164,13 @@ fn header_chunk(file: &ParsedFile) -> Option<Chunk> {
 
 /// Markdown text before the first heading.
 fn preamble(file: &ParsedFile) -> (String, bool) {
-    let end = file.entities.iter().skip(1).map(|e| e.span.start_byte).min().unwrap_or(file.text.len());
+    let end = file
+        .entities
+        .iter()
+        .skip(1)
+        .map(|e| e.span.start_byte)
+        .min()
+        .unwrap_or(file.text.len());
     (file.text[..end].to_string(), false)
 }
 
@@ -154,14 +181,20 @@ pub fn own_text(file: &ParsedFile, index: usize) -> (String, bool) {
     let mut text = String::new();
     let mut cursor = entity.span.start_byte;
     let children = file.entities.iter().filter(|child| {
-        child.parent.as_deref() == Some(entity.id.as_str()) && entity.span.contains(&child.span) && child.id != entity.id
+        child.parent.as_deref() == Some(entity.id.as_str())
+            && entity.span.contains(&child.span)
+            && child.id != entity.id
     });
     for child in children {
         if child.span.start_byte < cursor {
             continue;
         }
         text.push_str(&file.text[cursor..child.span.start_byte]);
-        let summary = if child.signature.is_empty() { child.name.as_str() } else { child.signature.as_str() };
+        let summary = if child.signature.is_empty() {
+            child.name.as_str()
+        } else {
+            child.signature.as_str()
+        };
         text.push_str(summary);
         text.push_str(" …");
         cursor = child.span.end_byte;
@@ -174,7 +207,12 @@ pub fn own_text(file: &ParsedFile, index: usize) -> (String, bool) {
 /// Splits text longer than the budget at the entity's statement lines (or, lacking those,
 /// at line boundaries), repeating the previous piece's last statement when it is short.
 /// Returns (text, first line, last line) per piece.
-fn split_pieces(text: &str, start_line: u32, entity: &Entity, max_tokens: usize) -> Vec<(String, u32, u32)> {
+fn split_pieces(
+    text: &str,
+    start_line: u32,
+    entity: &Entity,
+    max_tokens: usize,
+) -> Vec<(String, u32, u32)> {
     let lines: Vec<&str> = text.lines().collect();
     let last_line = start_line + lines.len().saturating_sub(1) as u32;
     let max_chars = max_tokens * CHARS_PER_TOKEN;
@@ -218,7 +256,13 @@ fn split_pieces(text: &str, start_line: u32, entity: &Entity, max_tokens: usize)
     pieces.push((piece_start, lines.len()));
     pieces
         .into_iter()
-        .map(|(a, b)| (lines[a..b].join("\n"), start_line + a as u32, start_line + b.saturating_sub(1) as u32))
+        .map(|(a, b)| {
+            (
+                lines[a..b].join("\n"),
+                start_line + a as u32,
+                start_line + b.saturating_sub(1) as u32,
+            )
+        })
         .collect()
 }
 

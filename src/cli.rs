@@ -11,12 +11,16 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use knowcode::config::Config;
 use knowcode::error::{KnowcodeError, Stage};
+use knowcode::index::{self, IndexOptions, Progress};
 use knowcode::retrieve::profile::{TaskType, Verbosity};
 use knowcode::retrieve::{Direction, QueryRequest, Retriever};
-use knowcode::index::{self, IndexOptions, Progress};
 
 #[derive(Parser, Debug)]
-#[command(name = "knowcode", version, about = "Offline code intelligence for coding agents")]
+#[command(
+    name = "knowcode",
+    version,
+    about = "Offline code intelligence for coding agents"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -186,7 +190,9 @@ impl Progress for BarProgress {
             Stage::Embed => "{spinner} embedding [{bar:30}] {pos}/{len} chunks eta {eta}",
             _ => "{spinner} {msg}",
         };
-        self.bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+        self.bar.set_style(
+            ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
         self.bar.set_length(total);
         self.bar.set_position(0);
         self.bar.set_message(stage.as_str().to_string());
@@ -229,7 +235,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Query(args) if args.batch.is_some() => run_query_batch(args).await,
         Command::Query(args) => {
@@ -247,7 +257,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let result = async {
                 let mut request = QueryRequest::new(String::new());
                 apply_budget(&mut request, &args.budget)?;
-                retriever.context(&args.entity, request.task_type, request.max_tokens, request.verbosity).await
+                retriever
+                    .context(
+                        &args.entity,
+                        request.task_type,
+                        request.max_tokens,
+                        request.verbosity,
+                    )
+                    .await
             }
             .await;
             Ok(print_payload(result, args.store.json))
@@ -267,7 +284,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let direction = match args.direction.as_str() {
                     "callers" => Direction::Callers,
                     "callees" => Direction::Callees,
-                    other => return Err(KnowcodeError::invalid_argument("direction", format!("`{other}` is not callers or callees"))),
+                    other => {
+                        return Err(KnowcodeError::invalid_argument(
+                            "direction",
+                            format!("`{other}` is not callers or callees"),
+                        ));
+                    }
                 };
                 retriever.trace(&args.entity, direction, args.depth).await
             }
@@ -284,15 +306,22 @@ fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
 }
 
 fn parse_verbosity(value: &str) -> Result<Verbosity, KnowcodeError> {
-    Verbosity::parse(value)
-        .ok_or_else(|| KnowcodeError::invalid_argument("verbosity", "must be minimal, standard, verbose or diagnostic"))
+    Verbosity::parse(value).ok_or_else(|| {
+        KnowcodeError::invalid_argument(
+            "verbosity",
+            "must be minimal, standard, verbose or diagnostic",
+        )
+    })
 }
 
 fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) -> Result<(), KnowcodeError> {
     request.task_type = match budget.task_type.as_str() {
         "auto" => None,
         other => Some(TaskType::parse(other).ok_or_else(|| {
-            KnowcodeError::invalid_argument("task_type", "must be auto, explain, debug, extend, review, locate or general")
+            KnowcodeError::invalid_argument(
+                "task_type",
+                "must be auto, explain, debug, extend, review, locate or general",
+            )
         })?),
     };
     request.max_tokens = budget.max_tokens;
@@ -317,7 +346,12 @@ fn print_payload(result: Result<serde_json::Value, KnowcodeError>, json: bool) -
             if json {
                 println!("{}", err.to_json());
             }
-            eprintln!("error [{}]: {}\nhint: {}", err.code.as_str(), err.message, err.hint);
+            eprintln!(
+                "error [{}]: {}\nhint: {}",
+                err.code.as_str(),
+                err.message,
+                err.hint
+            );
             ExitCode::FAILURE
         }
     }
@@ -332,16 +366,38 @@ fn print_readable(payload: &serde_json::Value) {
         );
     } else if let Some(results) = payload["results"].as_array() {
         for item in results {
-            let id = item["id"].as_str().or(item["entity_id"].as_str()).unwrap_or("");
-            println!("{id}  {}  {}", item["kind"].as_str().unwrap_or(""), item["lines"].as_str().map(String::from).unwrap_or_else(|| format!("{}-{}", item["line_start"], item["line_end"])));
+            let id = item["id"]
+                .as_str()
+                .or(item["entity_id"].as_str())
+                .unwrap_or("");
+            println!(
+                "{id}  {}  {}",
+                item["kind"].as_str().unwrap_or(""),
+                item["lines"]
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| format!("{}-{}", item["line_start"], item["line_end"]))
+            );
         }
     } else if let Some(nodes) = payload["nodes"].as_array() {
-        println!("{} of {}:", payload["direction"].as_str().unwrap_or(""), payload["entity"].as_str().unwrap_or(""));
+        println!(
+            "{} of {}:",
+            payload["direction"].as_str().unwrap_or(""),
+            payload["entity"].as_str().unwrap_or("")
+        );
         for node in nodes {
-            println!("{}{}  (via {})", "  ".repeat(node["depth"].as_u64().unwrap_or(1) as usize), node["id"].as_str().unwrap_or(""), node["via"].as_str().unwrap_or(""));
+            println!(
+                "{}{}  (via {})",
+                "  ".repeat(node["depth"].as_u64().unwrap_or(1) as usize),
+                node["id"].as_str().unwrap_or(""),
+                node["via"].as_str().unwrap_or("")
+            );
         }
     } else {
-        println!("{}", serde_json::to_string_pretty(payload).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(payload).unwrap_or_default()
+        );
     }
 }
 
@@ -357,7 +413,10 @@ fn read_batch(path: &std::path::Path) -> anyhow::Result<Vec<BatchLine>> {
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, line)| serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1)))
+        .map(|(n, line)| {
+            serde_json::from_str(line)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))
+        })
         .collect()
 }
 
@@ -375,10 +434,19 @@ async fn run_query_batch(args: QueryArgs) -> anyhow::Result<ExitCode> {
                     .iter()
                     .map(|e| serde_json::json!({"id": e.id, "file": e.path, "line_start": e.span.start_line, "line_end": e.span.end_line}))
                     .collect();
-                writeln!(out, "{}", serde_json::json!({"id": item.id, "payload": payload, "entities": spans}))?;
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({"id": item.id, "payload": payload, "entities": spans})
+                )?;
             }
             Err(err) => {
-                eprintln!("error [{}]: {}\nhint: {}", err.code.as_str(), err.message, err.hint);
+                eprintln!(
+                    "error [{}]: {}\nhint: {}",
+                    err.code.as_str(),
+                    err.message,
+                    err.hint
+                );
                 return Ok(ExitCode::FAILURE);
             }
         }
@@ -391,14 +459,25 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
     let retriever = retriever(&args.store)?;
     let Some(batch) = &args.batch else {
         let text = args.text.clone().unwrap_or_default();
-        return Ok(print_payload(retriever.semantic_search(&text, args.limit).await, args.store.json));
+        return Ok(print_payload(
+            retriever.semantic_search(&text, args.limit).await,
+            args.store.json,
+        ));
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for item in read_batch(batch)? {
-        let hits = match retriever.semantic_hits(&item.query, args.limit, false).await {
+        let hits = match retriever
+            .semantic_hits(&item.query, args.limit, false)
+            .await
+        {
             Ok((hits, _)) => hits,
             Err(err) => {
-                eprintln!("error [{}]: {}\nhint: {}", err.code.as_str(), err.message, err.hint);
+                eprintln!(
+                    "error [{}]: {}\nhint: {}",
+                    err.code.as_str(),
+                    err.message,
+                    err.hint
+                );
                 return Ok(ExitCode::FAILURE);
             }
         };
@@ -416,7 +495,13 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
     let store_dir = args.store.clone().unwrap_or_else(|| root.clone());
     std::fs::create_dir_all(&store_dir)?;
     let config = Config::load(&root)?;
-    let options = IndexOptions { root, store_dir, ignore_globs: args.ignore, embed: !args.no_embed, config };
+    let options = IndexOptions {
+        root,
+        store_dir,
+        ignore_globs: args.ignore,
+        embed: !args.no_embed,
+        config,
+    };
     let progress = BarProgress::new();
     match index::run(&options, &progress).await {
         Ok(summary) => {
@@ -426,7 +511,9 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
                 println!("{}", summary.line());
                 if card {
                     let store = knowcode::store::Store::at(&options.store_dir);
-                    if let Ok(report) = knowcode::quality::read(&store.generation_dir(&summary.generation_id)) {
+                    if let Ok(report) =
+                        knowcode::quality::read(&store.generation_dir(&summary.generation_id))
+                    {
                         println!("{}", knowcode::quality::card(&report));
                     }
                 }
@@ -439,7 +526,12 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
             if args.json {
                 println!("{}", serde_json::to_string(&err.to_json())?);
             }
-            eprintln!("error [{}]: {}\nhint: {}", err.code.as_str(), err.message, err.hint);
+            eprintln!(
+                "error [{}]: {}\nhint: {}",
+                err.code.as_str(),
+                err.message,
+                err.hint
+            );
             Ok(ExitCode::FAILURE)
         }
     }

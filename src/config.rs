@@ -12,7 +12,7 @@ use crate::error::{ErrorCode, KnowcodeError};
 pub const CONFIG_FILE: &str = "aimodels.yaml";
 
 /// Everything configurable, with defaults.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub config: RetrievalConfig,
@@ -58,19 +58,12 @@ pub struct IndexConfig {
     pub keep_generations: usize,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            config: RetrievalConfig::default(),
-            embedding: EmbeddingConfig::default(),
-            index: IndexConfig::default(),
-        }
-    }
-}
-
 impl Default for RetrievalConfig {
     fn default() -> Self {
-        Self { sufficiency_threshold: 0.8, hybrid_alpha: 0.5 }
+        Self {
+            sufficiency_threshold: 0.8,
+            hybrid_alpha: 0.5,
+        }
     }
 }
 
@@ -89,7 +82,11 @@ impl Default for EmbeddingConfig {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        Self { max_file_bytes: 1024 * 1024, max_chunk_tokens: 400, keep_generations: 2 }
+        Self {
+            max_file_bytes: 1024 * 1024,
+            max_chunk_tokens: 400,
+            keep_generations: 2,
+        }
     }
 }
 
@@ -110,8 +107,9 @@ impl Config {
         let text = std::fs::read_to_string(path).map_err(|e| {
             KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))
         })?;
-        Self::from_yaml(&text)
-            .map_err(|e| KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display())))
+        Self::from_yaml(&text).map_err(|e| {
+            KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))
+        })
     }
 
     /// Parses and validates YAML text; errors name the offending key.
@@ -127,12 +125,23 @@ impl Config {
 
     fn validate(&self) -> Result<(), String> {
         let unit = |key: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) { Ok(()) } else { Err(format!("`{key}` must be within [0, 1], got {v}")) }
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("`{key}` must be within [0, 1], got {v}"))
+            }
         };
         let positive = |key: &str, v: usize| {
-            if v > 0 { Ok(()) } else { Err(format!("`{key}` must be greater than 0")) }
+            if v > 0 {
+                Ok(())
+            } else {
+                Err(format!("`{key}` must be greater than 0"))
+            }
         };
-        unit("config.sufficiency_threshold", self.config.sufficiency_threshold)?;
+        unit(
+            "config.sufficiency_threshold",
+            self.config.sufficiency_threshold,
+        )?;
         unit("config.hybrid_alpha", self.config.hybrid_alpha)?;
         positive("embedding.dimension", self.embedding.dimension)?;
         positive("embedding.max_length", self.embedding.max_length)?;
@@ -167,7 +176,9 @@ pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
         return PathBuf::from(dir).join("knowcode");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("knowcode")
 }
 
@@ -176,7 +187,9 @@ pub fn onnxruntime_library() -> PathBuf {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
         return PathBuf::from(path);
     }
-    cache_dir().join("onnxruntime").join("libonnxruntime.so.1.31.1")
+    cache_dir()
+        .join("onnxruntime")
+        .join("libonnxruntime.so.1.31.1")
 }
 
 #[cfg(test)]

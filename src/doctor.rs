@@ -44,8 +44,19 @@ impl Report {
         json!({"ok": self.passed(), "checks": self.checks})
     }
 
-    fn push(&mut self, name: &'static str, status: Status, message: impl Into<String>, hint: impl Into<String>) {
-        self.checks.push(Check { name, status, message: message.into(), hint: hint.into() });
+    fn push(
+        &mut self,
+        name: &'static str,
+        status: Status,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.checks.push(Check {
+            name,
+            status,
+            message: message.into(),
+            hint: hint.into(),
+        });
     }
 }
 
@@ -53,21 +64,45 @@ impl Report {
 pub async fn run(root: &Path, config: &Config) -> Report {
     let mut report = Report { checks: Vec::new() };
     match Config::load(root) {
-        Ok(_) => report.push("config", Status::Pass, "aimodels.yaml valid (or defaults)", ""),
+        Ok(_) => report.push(
+            "config",
+            Status::Pass,
+            "aimodels.yaml valid (or defaults)",
+            "",
+        ),
         Err(e) => report.push("config", Status::Fail, e.message, e.hint),
     }
     match embed::init_onnxruntime() {
-        Ok(_) => report.push("onnxruntime", Status::Pass, format!("loaded {}", crate::config::onnxruntime_library().display()), ""),
+        Ok(_) => report.push(
+            "onnxruntime",
+            Status::Pass,
+            format!("loaded {}", crate::config::onnxruntime_library().display()),
+            "",
+        ),
         Err(e) => report.push("onnxruntime", Status::Fail, e.message, e.hint),
     }
     match embed::model_problem(config) {
-        None => report.push("model", Status::Pass, format!("{} in {}", config.embedding.model_id, config.model_dir().display()), ""),
+        None => report.push(
+            "model",
+            Status::Pass,
+            format!(
+                "{} in {}",
+                config.embedding.model_id,
+                config.model_dir().display()
+            ),
+            "",
+        ),
         Some(problem) => report.push("model", Status::Fail, problem, "run scripts/setup"),
     }
     let store = Store::at(root);
     let manifest = match store.current_manifest() {
         Ok((id, manifest)) => {
-            report.push("store", Status::Pass, format!("current generation {id} ({})", manifest.kind.as_str()), "");
+            report.push(
+                "store",
+                Status::Pass,
+                format!("current generation {id} ({})", manifest.kind.as_str()),
+                "",
+            );
             Some(manifest)
         }
         Err(e) => {
@@ -79,22 +114,63 @@ pub async fn run(root: &Path, config: &Config) -> Report {
         check_generation(&mut report, root, config, &manifest).await;
     }
     let bytes = store.disk_bytes();
-    let status = if bytes > 1 << 30 { Status::Warn } else { Status::Pass };
-    report.push("disk", status, format!("{:.1} MiB under .knowcode", bytes as f64 / (1 << 20) as f64), "");
+    let status = if bytes > 1 << 30 {
+        Status::Warn
+    } else {
+        Status::Pass
+    };
+    report.push(
+        "disk",
+        status,
+        format!("{:.1} MiB under .knowcode", bytes as f64 / (1 << 20) as f64),
+        "",
+    );
     report
 }
 
-async fn check_generation(report: &mut Report, root: &Path, config: &Config, manifest: &crate::store::Manifest) {
-    let model_matches = manifest.embedding.as_ref().is_none_or(|e| e.model_id == config.embedding.model_id && e.dimension == config.embedding.dimension);
+async fn check_generation(
+    report: &mut Report,
+    root: &Path,
+    config: &Config,
+    manifest: &crate::store::Manifest,
+) {
+    let model_matches = manifest.embedding.as_ref().is_none_or(|e| {
+        e.model_id == config.embedding.model_id && e.dimension == config.embedding.dimension
+    });
     if model_matches {
-        report.push("model_match", Status::Pass, "index and configured model agree", "");
+        report.push(
+            "model_match",
+            Status::Pass,
+            "index and configured model agree",
+            "",
+        );
     } else {
-        report.push("model_match", Status::Fail, format!("index built with {:?}", manifest.embedding), "rebuild the index or configure that model");
+        report.push(
+            "model_match",
+            Status::Fail,
+            format!("index built with {:?}", manifest.embedding),
+            "rebuild the index or configure that model",
+        );
     }
-    if manifest.builder_version == crate::BUILDER_VERSION && manifest.schema_version == SCHEMA_VERSION {
-        report.push("builder", Status::Pass, format!("built by knowcode {}", manifest.builder_version), "");
+    if manifest.builder_version == crate::BUILDER_VERSION
+        && manifest.schema_version == SCHEMA_VERSION
+    {
+        report.push(
+            "builder",
+            Status::Pass,
+            format!("built by knowcode {}", manifest.builder_version),
+            "",
+        );
     } else {
-        report.push("builder", Status::Warn, format!("built by knowcode {} (schema {})", manifest.builder_version, manifest.schema_version), "rebuild with this version");
+        report.push(
+            "builder",
+            Status::Warn,
+            format!(
+                "built by knowcode {} (schema {})",
+                manifest.builder_version, manifest.schema_version
+            ),
+            "rebuild with this version",
+        );
     }
     let cache = GenerationCache::new(root.to_path_buf());
     match cache.current().await {
@@ -103,25 +179,66 @@ async fn check_generation(report: &mut Report, root: &Path, config: &Config, man
                 && generation.edges.len() == manifest.counts.edges
                 && generation.chunks.len() == manifest.counts.chunks;
             if counts_match {
-                report.push("tables", Status::Pass, format!("{} entities, {} edges, {} chunks", manifest.counts.entities, manifest.counts.edges, manifest.counts.chunks), "");
+                report.push(
+                    "tables",
+                    Status::Pass,
+                    format!(
+                        "{} entities, {} edges, {} chunks",
+                        manifest.counts.entities, manifest.counts.edges, manifest.counts.chunks
+                    ),
+                    "",
+                );
             } else {
-                report.push("tables", Status::Fail, "table row counts differ from the manifest", "rebuild the index");
+                report.push(
+                    "tables",
+                    Status::Fail,
+                    "table row counts differ from the manifest",
+                    "rebuild the index",
+                );
             }
             let freshness = crate::retrieve::freshness::check(&generation);
-            let status = if freshness.is_stale { Status::Warn } else { Status::Pass };
-            report.push("freshness", status, format!("reasons: {:?}", freshness.reasons), if freshness.is_stale { "run knowcode build" } else { "" });
+            let status = if freshness.is_stale {
+                Status::Warn
+            } else {
+                Status::Pass
+            };
+            report.push(
+                "freshness",
+                status,
+                format!("reasons: {:?}", freshness.reasons),
+                if freshness.is_stale {
+                    "run knowcode build"
+                } else {
+                    ""
+                },
+            );
         }
         Err(e) => report.push("tables", Status::Fail, e.message, e.hint),
     }
     let unparsed: Vec<String> = manifest
         .unsupported
         .iter()
-        .filter(|(ext, _)| ["kt", "swift", "scala", "lua", "sh", "dart", "ex", "hs", "vue", "svelte"].contains(&ext.as_str()))
+        .filter(|(ext, _)| {
+            [
+                "kt", "swift", "scala", "lua", "sh", "dart", "ex", "hs", "vue", "svelte",
+            ]
+            .contains(&ext.as_str())
+        })
         .map(|(ext, n)| format!("{n} .{ext}"))
         .collect();
     if unparsed.is_empty() {
-        report.push("languages", Status::Pass, "every source file is in a supported language", "");
+        report.push(
+            "languages",
+            Status::Pass,
+            "every source file is in a supported language",
+            "",
+        );
     } else {
-        report.push("languages", Status::Warn, format!("not parsed: {}", unparsed.join(", ")), "these files are invisible to retrieval");
+        report.push(
+            "languages",
+            Status::Warn,
+            format!("not parsed: {}", unparsed.join(", ")),
+            "these files are invisible to retrieval",
+        );
     }
 }

@@ -6,15 +6,22 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use fastembed::{
+    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+};
 
 use crate::config::{Config, onnxruntime_library};
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::store::manifest::EmbeddingInfo;
 
 /// Files a model folder must hold.
-pub const MODEL_FILES: [&str; 5] =
-    ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+pub const MODEL_FILES: [&str; 5] = [
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+];
 
 /// Test hook: embedding any text containing this value fails, to prove batch isolation
 /// (a fault the real model cannot be made to produce on demand).
@@ -28,20 +35,36 @@ pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError
     let result = ORT.get_or_init(|| {
         let path = onnxruntime_library();
         if !path.is_file() {
-            return Err(format!("ONNX Runtime library not found at {}", path.display()));
+            return Err(format!(
+                "ONNX Runtime library not found at {}",
+                path.display()
+            ));
         }
-        let builder = ort::init_from(&path).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
-        builder.build().map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+        let builder =
+            ort::init_from(&path).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+        builder
+            .build()
+            .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     });
-    result.clone().map_err(|message| KnowcodeError::new(ErrorCode::ModelUnavailable, message))
+    result
+        .clone()
+        .map_err(|message| KnowcodeError::new(ErrorCode::ModelUnavailable, message))
 }
 
 /// Why the model cannot be used, if it cannot (checked without loading it).
 pub fn model_problem(config: &Config) -> Option<String> {
     let dir = config.model_dir();
-    let missing: Vec<&str> = MODEL_FILES.iter().copied().filter(|f| !dir.join(f).is_file()).collect();
+    let missing: Vec<&str> = MODEL_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
     if !missing.is_empty() {
-        return Some(format!("model folder {} lacks {}", dir.display(), missing.join(", ")));
+        return Some(format!(
+            "model folder {} lacks {}",
+            dir.display(),
+            missing.join(", ")
+        ));
     }
     let lib = onnxruntime_library();
     (!lib.is_file()).then(|| format!("ONNX Runtime library not found at {}", lib.display()))
@@ -57,7 +80,10 @@ pub struct Embedder {
 
 fn read(dir: &Path, file: &str) -> Result<Vec<u8>, KnowcodeError> {
     std::fs::read(dir.join(file)).map_err(|e| {
-        KnowcodeError::new(ErrorCode::ModelUnavailable, format!("{}: {e}", dir.join(file).display()))
+        KnowcodeError::new(
+            ErrorCode::ModelUnavailable,
+            format!("{}: {e}", dir.join(file).display()),
+        )
     })
 }
 
@@ -75,14 +101,20 @@ impl Embedder {
             special_tokens_map_file: read(&dir, "special_tokens_map.json")?,
             tokenizer_config_file: read(&dir, "tokenizer_config.json")?,
         };
-        let model = UserDefinedEmbeddingModel::new(read(&dir, "model.onnx")?, tokenizer).with_pooling(Pooling::Mean);
-        let mut options =
-            InitOptionsUserDefined::new().with_environment(environment).with_max_length(config.embedding.max_length);
+        let model = UserDefinedEmbeddingModel::new(read(&dir, "model.onnx")?, tokenizer)
+            .with_pooling(Pooling::Mean);
+        let mut options = InitOptionsUserDefined::new()
+            .with_environment(environment)
+            .with_max_length(config.embedding.max_length);
         if config.embedding.threads > 0 {
             options = options.with_intra_threads(config.embedding.threads);
         }
-        let model = TextEmbedding::try_new_from_user_defined(model, options)
-            .map_err(|e| KnowcodeError::new(ErrorCode::ModelUnavailable, format!("cannot load the model: {e}")))?;
+        let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
+            KnowcodeError::new(
+                ErrorCode::ModelUnavailable,
+                format!("cannot load the model: {e}"),
+            )
+        })?;
         let mut embedder = Embedder {
             model,
             info: EmbeddingInfo {
@@ -97,7 +129,11 @@ impl Embedder {
         if probe.len() != config.embedding.dimension {
             return Err(KnowcodeError::new(
                 ErrorCode::ModelMismatch,
-                format!("model gives {} dimensions, aimodels.yaml says {}", probe.len(), config.embedding.dimension),
+                format!(
+                    "model gives {} dimensions, aimodels.yaml says {}",
+                    probe.len(),
+                    config.embedding.dimension
+                ),
             ));
         }
         Ok(embedder)
@@ -109,36 +145,52 @@ impl Embedder {
 
     /// Embeds one query text.
     pub fn embed_query(&mut self, text: &str) -> Result<Vec<f32>, KnowcodeError> {
-        let mut out = self
-            .model
-            .embed([text], Some(1))
-            .map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("embedding failed: {e}")))?;
-        out.pop().ok_or_else(|| KnowcodeError::new(ErrorCode::Internal, "embedding returned nothing"))
+        let mut out = self.model.embed([text], Some(1)).map_err(|e| {
+            KnowcodeError::new(ErrorCode::Internal, format!("embedding failed: {e}"))
+        })?;
+        out.pop()
+            .ok_or_else(|| KnowcodeError::new(ErrorCode::Internal, "embedding returned nothing"))
     }
 
     fn try_embed(&mut self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
-        if let Some(marker) = &self.fail_on {
-            if texts.iter().any(|t| t.contains(marker.as_str())) {
-                anyhow::bail!("injected embedding failure");
-            }
+        if let Some(marker) = &self.fail_on
+            && texts.iter().any(|t| t.contains(marker.as_str()))
+        {
+            anyhow::bail!("injected embedding failure");
         }
         let vectors = self.model.embed(texts, Some(texts.len()))?;
-        anyhow::ensure!(vectors.len() == texts.len(), "model returned {} vectors for {} texts", vectors.len(), texts.len());
+        anyhow::ensure!(
+            vectors.len() == texts.len(),
+            "model returned {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        );
         Ok(vectors)
     }
 
     /// Embeds texts in batches; `None` marks a text the model failed on even alone.
     /// `on_batch` is told how many texts each finished batch held.
-    pub fn embed_all(&mut self, texts: &[&str], on_batch: &mut dyn FnMut(usize)) -> Vec<Option<Vec<f32>>> {
+    pub fn embed_all(
+        &mut self,
+        texts: &[&str],
+        on_batch: &mut dyn FnMut(usize),
+    ) -> Vec<Option<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.batch_size) {
             let result = self.try_embed(batch).or_else(|_| self.try_embed(batch));
             match result {
                 Ok(vectors) => out.extend(vectors.into_iter().map(Some)),
                 Err(err) => {
-                    tracing::warn!("embedding batch failed twice ({err:#}); isolating its {} chunks", batch.len());
+                    tracing::warn!(
+                        "embedding batch failed twice ({err:#}); isolating its {} chunks",
+                        batch.len()
+                    );
                     for text in batch {
-                        out.push(self.try_embed(std::slice::from_ref(text)).ok().and_then(|mut v| v.pop()));
+                        out.push(
+                            self.try_embed(std::slice::from_ref(text))
+                                .ok()
+                                .and_then(|mut v| v.pop()),
+                        );
                     }
                 }
             }

@@ -59,17 +59,29 @@ impl ErrorCode {
             }
             Self::EntityNotFound => "use knowcode_retrieve action=search to find the exact id",
             Self::PathOutsideRoot => "pass a path inside the served repository root",
-            Self::JobAlreadyRunning => "poll knowcode_inspect action=job_status and submit again when it finishes",
+            Self::JobAlreadyRunning => {
+                "poll knowcode_inspect action=job_status and submit again when it finishes"
+            }
             Self::UnknownJob => "omit job_id to get the latest job",
             Self::NoJobs => "start one with knowcode_lifecycle action=build",
-            Self::MissingPreflightReport => "run knowcode_lifecycle action=build, or knowcode_inspect action=preflight for an ad hoc report",
+            Self::MissingPreflightReport => {
+                "run knowcode_lifecycle action=build, or knowcode_inspect action=preflight for an ad hoc report"
+            }
             Self::InvalidArgument => "fix the named argument and call again",
             Self::InvalidConfig => "fix the named key in aimodels.yaml",
-            Self::ModelUnavailable => "run scripts/setup (or set KNOWCODE_MODEL_DIR / ORT_DYLIB_PATH); knowcode doctor shows what is missing",
-            Self::ModelMismatch => "rebuild the index with the configured model, or configure the model the index was built with",
+            Self::ModelUnavailable => {
+                "run scripts/setup (or set KNOWCODE_MODEL_DIR / ORT_DYLIB_PATH); knowcode doctor shows what is missing"
+            }
+            Self::ModelMismatch => {
+                "rebuild the index with the configured model, or configure the model the index was built with"
+            }
             Self::StoreLocked => "another build holds the store lock; wait for it to finish",
-            Self::StoreCorrupt => "run knowcode doctor; a fresh knowcode build replaces the damaged generation",
-            Self::BuildFailed => "see the named stage in the message; the previous generation stays current",
+            Self::StoreCorrupt => {
+                "run knowcode doctor; a fresh knowcode build replaces the damaged generation"
+            }
+            Self::BuildFailed => {
+                "see the named stage in the message; the previous generation stays current"
+            }
             Self::Internal => "report this with the message; retrying may help",
         }
     }
@@ -86,7 +98,11 @@ pub struct KnowcodeError {
 
 impl KnowcodeError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), hint: code.hint().to_string() }
+        Self {
+            code,
+            message: message.into(),
+            hint: code.hint().to_string(),
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -95,7 +111,10 @@ impl KnowcodeError {
     }
 
     pub fn invalid_argument(name: &str, why: impl std::fmt::Display) -> Self {
-        Self::new(ErrorCode::InvalidArgument, format!("invalid argument `{name}`: {why}"))
+        Self::new(
+            ErrorCode::InvalidArgument,
+            format!("invalid argument `{name}`: {why}"),
+        )
     }
 
     pub fn missing_store(store: &std::path::Path) -> Self {

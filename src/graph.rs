@@ -34,9 +34,15 @@ impl EdgeKind {
     }
 
     pub fn parse(s: &str) -> Option<EdgeKind> {
-        [Self::Contains, Self::Calls, Self::Imports, Self::Inherits, Self::Implements]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            Self::Contains,
+            Self::Calls,
+            Self::Imports,
+            Self::Inherits,
+            Self::Implements,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 
@@ -102,7 +108,10 @@ pub struct Graph {
 
 impl Graph {
     pub fn resolved_count(&self) -> usize {
-        self.edges.iter().filter(|e| e.resolution.is_resolved()).count()
+        self.edges
+            .iter()
+            .filter(|e| e.resolution.is_resolved())
+            .count()
     }
 
     pub fn unresolved_count(&self) -> usize {
@@ -150,19 +159,34 @@ impl<'a> SymbolTable<'a> {
         for (f, file) in files.iter().enumerate() {
             for (e, entity) in file.entities.iter().enumerate().skip(1) {
                 let r = Ref { file: f, entity: e };
-                table.by_name.entry(entity.name.as_str()).or_default().push(r);
+                table
+                    .by_name
+                    .entry(entity.name.as_str())
+                    .or_default()
+                    .push(r);
                 if let Some(parent) = &entity.parent {
                     table.members.entry(parent.as_str()).or_default().push(r);
                 }
             }
             let stem = strip_extension(&file.path);
-            let stem = stem.strip_suffix("/__init__").or(stem.strip_suffix("/index")).unwrap_or(stem);
+            let stem = stem
+                .strip_suffix("/__init__")
+                .or(stem.strip_suffix("/index"))
+                .unwrap_or(stem);
             for suffix in path_suffixes(stem) {
-                table.by_path_suffix.entry(suffix.to_string()).or_default().push(f);
+                table
+                    .by_path_suffix
+                    .entry(suffix.to_string())
+                    .or_default()
+                    .push(f);
             }
             if let Some((dir, _)) = file.path.rsplit_once('/') {
                 for suffix in path_suffixes(dir) {
-                    table.by_dir_suffix.entry(suffix.to_string()).or_default().push(f);
+                    table
+                        .by_dir_suffix
+                        .entry(suffix.to_string())
+                        .or_default()
+                        .push(f);
                 }
             }
         }
@@ -178,7 +202,12 @@ impl<'a> SymbolTable<'a> {
     }
 
     /// Entities named `name` in the family of `file` passing `keep`.
-    fn named(&self, name: &str, file: usize, keep: impl Fn(&crate::parse::Entity) -> bool) -> Vec<Ref> {
+    fn named(
+        &self,
+        name: &str,
+        file: usize,
+        keep: impl Fn(&crate::parse::Entity) -> bool,
+    ) -> Vec<Ref> {
         let family = self.family(file);
         self.by_name
             .get(name)
@@ -202,12 +231,25 @@ impl<'a> SymbolTable<'a> {
             let suffix = segments[start..].join("/");
             let family = file.language.family;
             let same_family = |hits: &Vec<usize>| -> Vec<usize> {
-                hits.iter().copied().filter(|&f| self.family(f) == family && f != importer).collect()
+                hits.iter()
+                    .copied()
+                    .filter(|&f| self.family(f) == family && f != importer)
+                    .collect()
             };
-            if let Some(hits) = self.by_path_suffix.get(&suffix).map(same_family).filter(|h| !h.is_empty()) {
+            if let Some(hits) = self
+                .by_path_suffix
+                .get(&suffix)
+                .map(same_family)
+                .filter(|h| !h.is_empty())
+            {
                 return hits;
             }
-            if let Some(hits) = self.by_dir_suffix.get(&suffix).map(same_family).filter(|h| !h.is_empty()) {
+            if let Some(hits) = self
+                .by_dir_suffix
+                .get(&suffix)
+                .map(same_family)
+                .filter(|h| !h.is_empty())
+            {
                 let dir = |f: usize| self.files[f].path.rsplit_once('/').map(|(d, _)| d);
                 let first_dir = dir(hits[0]);
                 if hits.iter().all(|&f| dir(f) == first_dir) {
@@ -231,7 +273,10 @@ fn module_key(module: &str, separator: &str, importer_path: &str) -> Option<Stri
     }
     let importer_dir = importer_path.rsplit_once('/').map_or("", |(d, _)| d);
     if module.starts_with("./") || module.starts_with("../") {
-        return Some(format!("/{}", join_relative(importer_dir, strip_extension(module))));
+        return Some(format!(
+            "/{}",
+            join_relative(importer_dir, strip_extension(module))
+        ));
     }
     if separator == "." && module.starts_with('.') {
         let dots = module.chars().take_while(|&c| c == '.').count();
@@ -242,7 +287,11 @@ fn module_key(module: &str, separator: &str, importer_path: &str) -> Option<Stri
         let rest = module[dots..].replace('.', "/");
         return Some(format!("/{}/{rest}", dir.join("/")).replace("//", "/"));
     }
-    let mut key = if separator == "/" { strip_extension(module).to_string() } else { module.replace(separator, "/") };
+    let mut key = if separator == "/" {
+        strip_extension(module).to_string()
+    } else {
+        module.replace(separator, "/")
+    };
     for prefix in ["crate/", "self/", "super/"] {
         if let Some(rest) = key.strip_prefix(prefix) {
             key = rest.to_string();
@@ -281,13 +330,25 @@ impl Resolved {
     fn decide(candidates: Vec<Ref>, pass: Resolution) -> Option<Resolved> {
         match candidates.len() {
             0 => None,
-            1 => Some(Resolved { target: Some(candidates[0]), resolution: pass, candidates: 1 }),
-            n => Some(Resolved { target: None, resolution: Resolution::Ambiguous, candidates: n as u32 }),
+            1 => Some(Resolved {
+                target: Some(candidates[0]),
+                resolution: pass,
+                candidates: 1,
+            }),
+            n => Some(Resolved {
+                target: None,
+                resolution: Resolution::Ambiguous,
+                candidates: n as u32,
+            }),
         }
     }
 
     fn unresolved() -> Resolved {
-        Resolved { target: None, resolution: Resolution::Unresolved, candidates: 0 }
+        Resolved {
+            target: None,
+            resolution: Resolution::Unresolved,
+            candidates: 0,
+        }
     }
 }
 
@@ -317,7 +378,16 @@ pub fn build(files: &[ParsedFile]) -> Graph {
         }
         for call in &file.calls {
             let resolved = resolve_call(&table, &bindings, f, call);
-            push_reference(&mut graph, &table, f, call.caller, &call.name, EdgeKind::Calls, call.line, resolved);
+            push_reference(
+                &mut graph,
+                &table,
+                f,
+                call.caller,
+                &call.name,
+                EdgeKind::Calls,
+                call.line,
+                resolved,
+            );
         }
         for heritage in &file.heritage {
             let (source, resolved) = resolve_heritage(&table, &bindings, f, heritage);
@@ -325,11 +395,23 @@ pub fn build(files: &[ParsedFile]) -> Graph {
                 HeritageKind::Inherits => EdgeKind::Inherits,
                 HeritageKind::Implements => EdgeKind::Implements,
             };
-            push_reference_from(&mut graph, &table, f, source, &heritage.name, kind, heritage.line, resolved);
+            push_reference_from(
+                &mut graph,
+                &table,
+                f,
+                source,
+                &heritage.name,
+                kind,
+                heritage.line,
+                resolved,
+            );
         }
     }
     for edge in graph.edges.iter().filter(|e| !e.resolution.is_resolved()) {
-        *graph.unresolved_by_file.entry(edge.path.clone()).or_default() += 1;
+        *graph
+            .unresolved_by_file
+            .entry(edge.path.clone())
+            .or_default() += 1;
     }
     graph
 }
@@ -337,13 +419,22 @@ pub fn build(files: &[ParsedFile]) -> Graph {
 /// Resolves a file's imports into `imports` edges and its name bindings.
 fn file_bindings(table: &SymbolTable, f: usize, graph: &mut Graph) -> Bindings {
     let file = &table.files[f];
-    let mut bindings = Bindings { names: HashMap::new() };
+    let mut bindings = Bindings {
+        names: HashMap::new(),
+    };
     for import in &file.imports {
         let targets = table.resolve_module(&import.module, f);
         for name in &import.names {
-            bindings.names.entry(name.clone()).or_default().extend(targets.iter().copied());
+            bindings
+                .names
+                .entry(name.clone())
+                .or_default()
+                .extend(targets.iter().copied());
         }
-        let module_ids: Vec<String> = targets.iter().map(|&t| table.files[t].entities[0].id.clone()).collect();
+        let module_ids: Vec<String> = targets
+            .iter()
+            .map(|&t| table.files[t].entities[0].id.clone())
+            .collect();
         let base = Edge {
             source: file.entities[0].id.clone(),
             target: None,
@@ -358,7 +449,12 @@ fn file_bindings(table: &SymbolTable, f: usize, graph: &mut Graph) -> Bindings {
             graph.edges.push(base.clone());
         }
         for id in module_ids {
-            graph.edges.push(Edge { target: Some(id), resolution: Resolution::ImportBound, candidates: 1, ..base.clone() });
+            graph.edges.push(Edge {
+                target: Some(id),
+                resolution: Resolution::ImportBound,
+                candidates: 1,
+                ..base.clone()
+            });
         }
     }
     bindings
@@ -374,7 +470,12 @@ fn resolve_call(table: &SymbolTable, bindings: &Bindings, f: usize, call: &CallS
             let members: Vec<Ref> = table
                 .members
                 .get(class_id)
-                .map(|m| m.iter().copied().filter(|r| table.entity(*r).name == name).collect())
+                .map(|m| {
+                    m.iter()
+                        .copied()
+                        .filter(|r| table.entity(*r).name == name)
+                        .collect()
+                })
                 .unwrap_or_default();
             if let Some(resolved) = Resolved::decide(members, Resolution::SameScope) {
                 return resolved;
@@ -409,7 +510,11 @@ fn resolve_through_imports(
     receiver: Option<&str>,
 ) -> Option<Resolved> {
     let binding_key = receiver.unwrap_or(name);
-    if let Some(files) = bindings.names.get(binding_key).filter(|files| !files.is_empty()) {
+    if let Some(files) = bindings
+        .names
+        .get(binding_key)
+        .filter(|files| !files.is_empty())
+    {
         let hits: Vec<Ref> = files
             .iter()
             .flat_map(|&file| {
@@ -425,12 +530,19 @@ fn resolve_through_imports(
     }
     let type_name = receiver?.rsplit(['.', ':']).next()?;
     let classes = table.named(type_name, f, |e| e.kind == EntityKind::Class);
-    let [class] = classes.as_slice() else { return None };
+    let [class] = classes.as_slice() else {
+        return None;
+    };
     let class_id = table.entity(*class).id.as_str();
     let members: Vec<Ref> = table
         .members
         .get(class_id)
-        .map(|m| m.iter().copied().filter(|r| table.entity(*r).name == name).collect())
+        .map(|m| {
+            m.iter()
+                .copied()
+                .filter(|r| table.entity(*r).name == name)
+                .collect()
+        })
         .unwrap_or_default();
     Resolved::decide(members, Resolution::ImportBound)
 }
@@ -456,14 +568,21 @@ fn resolve_heritage(
 ) -> (Ref, Resolved) {
     let file = &table.files[f];
     let is_class = |e: &crate::parse::Entity| e.kind == EntityKind::Class;
-    let mut source = Ref { file: f, entity: heritage.from };
+    let mut source = Ref {
+        file: f,
+        entity: heritage.from,
+    };
     if let Some(implementor) = &heritage.implementor {
         let owner = implementor.rsplit('.').next().unwrap_or(implementor);
         let local: Vec<Ref> = (1..file.entities.len())
             .filter(|&e| file.entities[e].name == owner && is_class(&file.entities[e]))
             .map(|e| Ref { file: f, entity: e })
             .collect();
-        let candidates = if local.is_empty() { table.named(owner, f, is_class) } else { local };
+        let candidates = if local.is_empty() {
+            table.named(owner, f, is_class)
+        } else {
+            local
+        };
         if let [only] = candidates.as_slice() {
             source = *only;
         }
@@ -491,7 +610,19 @@ fn push_reference(
     line: u32,
     resolved: Resolved,
 ) {
-    push_reference_from(graph, table, f, Ref { file: f, entity: source_entity }, name, kind, line, resolved);
+    push_reference_from(
+        graph,
+        table,
+        f,
+        Ref {
+            file: f,
+            entity: source_entity,
+        },
+        name,
+        kind,
+        line,
+        resolved,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -524,11 +655,26 @@ mod tests {
 
     #[test]
     fn module_keys_follow_each_syntax() {
-        assert_eq!(module_key("./math", "/", "lib/calc.js").unwrap(), "/lib/math");
-        assert_eq!(module_key("../util/x", "/", "src/a/b.ts").unwrap(), "/src/util/x");
-        assert_eq!(module_key("crate::shapes", "::", "src/lib.rs").unwrap(), "shapes");
-        assert_eq!(module_key("shop.pricing", ".", "shop/cart.py").unwrap(), "shop/pricing");
-        assert_eq!(module_key(".pricing", ".", "shop/cart.py").unwrap(), "/shop/pricing");
+        assert_eq!(
+            module_key("./math", "/", "lib/calc.js").unwrap(),
+            "/lib/math"
+        );
+        assert_eq!(
+            module_key("../util/x", "/", "src/a/b.ts").unwrap(),
+            "/src/util/x"
+        );
+        assert_eq!(
+            module_key("crate::shapes", "::", "src/lib.rs").unwrap(),
+            "shapes"
+        );
+        assert_eq!(
+            module_key("shop.pricing", ".", "shop/cart.py").unwrap(),
+            "shop/pricing"
+        );
+        assert_eq!(
+            module_key(".pricing", ".", "shop/cart.py").unwrap(),
+            "/shop/pricing"
+        );
         assert_eq!(module_key("list.h", "/", "c/list.c").unwrap(), "list");
         assert!(module_key("<stdlib.h>", "/", "x.c").is_none());
     }

@@ -108,9 +108,9 @@ impl IndexSummary {
 
 fn fail_point(stage: Stage) -> Result<(), BuildError> {
     match std::env::var(FAIL_STAGE_ENV) {
-        Ok(value) if value == stage.as_str() => {
-            Err(BuildError::at(stage)(anyhow::anyhow!("injected failure ({FAIL_STAGE_ENV}={value})")))
-        }
+        Ok(value) if value == stage.as_str() => Err(BuildError::at(stage)(anyhow::anyhow!(
+            "injected failure ({FAIL_STAGE_ENV}={value})"
+        ))),
         _ => Ok(()),
     }
 }
@@ -125,16 +125,24 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn entities(&self) -> Vec<Entity> {
-        self.parsed.iter().flat_map(|f| f.entities.iter().cloned()).collect()
+        self.parsed
+            .iter()
+            .flat_map(|f| f.entities.iter().cloned())
+            .collect()
     }
 }
 
 /// Runs the whole pipeline under the store lock.
-pub async fn run(options: &IndexOptions, progress: &dyn Progress) -> Result<IndexSummary, BuildError> {
+pub async fn run(
+    options: &IndexOptions,
+    progress: &dyn Progress,
+) -> Result<IndexSummary, BuildError> {
     let started = Instant::now();
     let store = Store::at(&options.store_dir);
     let _lock = store.lock()?;
-    store.clean(options.config.index.keep_generations).map_err(BuildError::at(Stage::Store))?;
+    store
+        .clean(options.config.index.keep_generations)
+        .map_err(BuildError::at(Stage::Store))?;
     let previous = store.current_manifest().ok();
     let mut timings = Timings::default();
     let analysis = analyse(options, progress, &mut timings)?;
@@ -164,44 +172,98 @@ pub async fn run(options: &IndexOptions, progress: &dyn Progress) -> Result<Inde
             progress.finish();
             let (id, kind, note) = match (published, previous_full) {
                 (Some((id, kind)), _) => (id, kind, format!("stopped after phase one: {why}")),
-                (None, Some((id, _))) => {
-                    (id.clone(), GenerationKind::Full, format!("{why}; kept full generation {id} current"))
-                }
+                (None, Some((id, _))) => (
+                    id.clone(),
+                    GenerationKind::Full,
+                    format!("{why}; kept full generation {id} current"),
+                ),
                 (None, None) => unreachable!("phase one publishes when no full generation exists"),
             };
-            return Ok(summary(id, kind, &counts, started, phase_one_seconds, Some(note), timings));
+            return Ok(summary(
+                id,
+                kind,
+                &counts,
+                started,
+                phase_one_seconds,
+                Some(note),
+                timings,
+            ));
         }
     };
 
     let t = Instant::now();
     fail_point(Stage::Embed)?;
     let reusable = reusable_vectors(&store, previous_full.as_ref(), embedder.info()).await;
-    let rows = embed_chunks(&mut embedder, &analysis.chunks, &reusable, &mut counts, progress);
+    let rows = embed_chunks(
+        &mut embedder,
+        &analysis.chunks,
+        &reusable,
+        &mut counts,
+        progress,
+    );
     timings.embed = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let vectors = Vectors { dimension: embedder.info().dimension, rows: &rows };
-    let manifest = manifest(options, &analysis, &counts, GenerationKind::Full, Some(embedder.info().clone()));
-    let id = write_generation(&store, &analysis, &entities, Some(&vectors), manifest, &quality).await?;
+    let vectors = Vectors {
+        dimension: embedder.info().dimension,
+        rows: &rows,
+    };
+    let manifest = manifest(
+        options,
+        &analysis,
+        &counts,
+        GenerationKind::Full,
+        Some(embedder.info().clone()),
+    );
+    let id = write_generation(
+        &store,
+        &analysis,
+        &entities,
+        Some(&vectors),
+        manifest,
+        &quality,
+    )
+    .await?;
     timings.store_full = t.elapsed().as_secs_f64();
-    store.clean(options.config.index.keep_generations).map_err(BuildError::at(Stage::Store))?;
+    store
+        .clean(options.config.index.keep_generations)
+        .map_err(BuildError::at(Stage::Store))?;
     progress.finish();
-    Ok(summary(id, GenerationKind::Full, &counts, started, phase_one_seconds, None, timings))
+    Ok(summary(
+        id,
+        GenerationKind::Full,
+        &counts,
+        started,
+        phase_one_seconds,
+        None,
+        timings,
+    ))
 }
 
 /// Walk, parse, graph and chunk: everything but the store and the model.
-pub fn analyse(options: &IndexOptions, progress: &dyn Progress, timings: &mut Timings) -> Result<Analysis, BuildError> {
+pub fn analyse(
+    options: &IndexOptions,
+    progress: &dyn Progress,
+    timings: &mut Timings,
+) -> Result<Analysis, BuildError> {
     let t = Instant::now();
     fail_point(Stage::Walk)?;
     progress.stage(Stage::Walk, 0);
-    let store_abs = options.store_dir.canonicalize().unwrap_or_else(|_| options.store_dir.clone());
+    let store_abs = options
+        .store_dir
+        .canonicalize()
+        .unwrap_or_else(|_| options.store_dir.clone());
     let walk_options = WalkOptions {
         max_file_bytes: options.config.index.max_file_bytes,
         ignore_globs: options.ignore_globs.clone(),
         exclude_dirs: vec![store_abs.join(".knowcode")],
     };
-    let mut walked = walk::walk(&options.root, &walk_options, &parse::languages::is_supported)
-        .map_err(BuildError::at(Stage::Walk))?;
+    let mut walked = walk::walk(
+        &options.root,
+        &walk_options,
+        &parse::languages::is_supported,
+    )
+    .map_err(BuildError::at(Stage::Walk))?;
     timings.walk = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -221,7 +283,12 @@ pub fn analyse(options: &IndexOptions, progress: &dyn Progress, timings: &mut Ti
     progress.stage(Stage::Chunk, 0);
     let chunks = chunk::chunk_all(&parsed, options.config.index.max_chunk_tokens);
     timings.chunk = t.elapsed().as_secs_f64();
-    Ok(Analysis { walked, parsed, graph, chunks })
+    Ok(Analysis {
+        walked,
+        parsed,
+        graph,
+        chunks,
+    })
 }
 
 fn base_counts(analysis: &Analysis, entities: usize) -> Counts {
@@ -244,7 +311,9 @@ async fn reusable_vectors(
     previous_full: Option<&(String, Manifest)>,
     info: &EmbeddingInfo,
 ) -> HashMap<String, Vec<f32>> {
-    let Some((id, manifest)) = previous_full else { return HashMap::new() };
+    let Some((id, manifest)) = previous_full else {
+        return HashMap::new();
+    };
     if manifest.embedding.as_ref() != Some(info) {
         tracing::info!("previous generation used another model; embedding everything");
         return HashMap::new();
@@ -252,7 +321,9 @@ async fn reusable_vectors(
     match tables::read_vectors(&store.generation_dir(id)).await {
         Ok(vectors) => vectors,
         Err(err) => {
-            tracing::warn!("cannot read vectors of generation {id} ({err:#}); embedding everything");
+            tracing::warn!(
+                "cannot read vectors of generation {id} ({err:#}); embedding everything"
+            );
             HashMap::new()
         }
     }
@@ -266,11 +337,17 @@ fn embed_chunks(
     counts: &mut Counts,
     progress: &dyn Progress,
 ) -> Vec<Option<Vec<f32>>> {
-    let mut rows: Vec<Option<Vec<f32>>> = chunks.iter().map(|c| reusable.get(&c.content_hash).cloned()).collect();
+    let mut rows: Vec<Option<Vec<f32>>> = chunks
+        .iter()
+        .map(|c| reusable.get(&c.content_hash).cloned())
+        .collect();
     let pending: Vec<usize> = (0..chunks.len()).filter(|&i| rows[i].is_none()).collect();
     counts.reused = chunks.len() - pending.len();
     progress.stage(Stage::Embed, pending.len() as u64);
-    let texts: Vec<&str> = pending.iter().map(|&i| chunks[i].embed_text.as_str()).collect();
+    let texts: Vec<&str> = pending
+        .iter()
+        .map(|&i| chunks[i].embed_text.as_str())
+        .collect();
     let vectors = embedder.embed_all(&texts, &mut |n| progress.advance(n as u64));
     for (&i, vector) in pending.iter().zip(vectors) {
         if vector.is_some() {
@@ -310,10 +387,18 @@ fn manifest(
         .parsed
         .iter()
         .flat_map(|f| {
-            f.issues.iter().map(|i| FileIssue { path: f.path.clone(), kind: i.kind, line: i.line, message: i.message.clone() })
+            f.issues.iter().map(|i| FileIssue {
+                path: f.path.clone(),
+                kind: i.kind,
+                line: i.line,
+                message: i.message.clone(),
+            })
         })
         .collect();
-    let root = options.root.canonicalize().unwrap_or_else(|_| options.root.clone());
+    let root = options
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| options.root.clone());
     Manifest {
         schema_version: crate::store::manifest::SCHEMA_VERSION,
         builder_version: crate::BUILDER_VERSION.to_string(),
@@ -324,7 +409,14 @@ fn manifest(
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0),
         root: root.to_string_lossy().into_owned(),
-        counts: Counts { vectors: if kind == GenerationKind::Full { counts.vectors } else { 0 }, ..counts.clone() },
+        counts: Counts {
+            vectors: if kind == GenerationKind::Full {
+                counts.vectors
+            } else {
+                0
+            },
+            ..counts.clone()
+        },
         embedding,
         files,
         skipped: analysis.walked.skipped.clone(),
@@ -345,12 +437,22 @@ async fn write_generation(
     fail_point(Stage::Store)?;
     let staging: Staging = store.begin().map_err(BuildError::at(Stage::Store))?;
     manifest.generation_id = staging.id.clone();
-    tables::write_tables(&staging.dir, entities, &analysis.graph.edges, &analysis.chunks, vectors)
+    tables::write_tables(
+        &staging.dir,
+        entities,
+        &analysis.graph.edges,
+        &analysis.chunks,
+        vectors,
+    )
+    .await
+    .map_err(BuildError::at(Stage::Store))?;
+    manifest
+        .write(&staging.dir)
+        .map_err(BuildError::at(Stage::Store))?;
+    crate::quality::write(&staging.dir, quality).map_err(BuildError::at(Stage::Store))?;
+    let counts = tables::row_counts(&staging.dir)
         .await
         .map_err(BuildError::at(Stage::Store))?;
-    manifest.write(&staging.dir).map_err(BuildError::at(Stage::Store))?;
-    crate::quality::write(&staging.dir, quality).map_err(BuildError::at(Stage::Store))?;
-    let counts = tables::row_counts(&staging.dir).await.map_err(BuildError::at(Stage::Store))?;
     let expected_vectors = vectors.map_or(0, |v| v.rows.iter().filter(|r| r.is_some()).count());
     let expected = tables::RowCounts {
         entities: entities.len(),
@@ -364,7 +466,9 @@ async fn write_generation(
         )));
     }
     fail_point(Stage::Publish)?;
-    store.publish(staging).map_err(BuildError::at(Stage::Publish))
+    store
+        .publish(staging)
+        .map_err(BuildError::at(Stage::Publish))
 }
 
 fn summary(

@@ -15,8 +15,8 @@ pub const REPORT_FILE: &str = "preflight_report.json";
 
 /// Extensions of programming languages knowcode does not parse (counted against coverage).
 const UNPARSED_CODE: &[&str] = &[
-    "kt", "kts", "swift", "scala", "lua", "sh", "bash", "pl", "r", "dart", "ex", "exs", "erl", "hs", "ml", "fs",
-    "clj", "zig", "nim", "jl", "vue", "svelte", "m", "mm", "groovy",
+    "kt", "kts", "swift", "scala", "lua", "sh", "bash", "pl", "r", "dart", "ex", "exs", "erl",
+    "hs", "ml", "fs", "clj", "zig", "nim", "jl", "vue", "svelte", "m", "mm", "groovy",
 ];
 
 fn grade(score: f64) -> &'static str {
@@ -29,18 +29,33 @@ fn grade(score: f64) -> &'static str {
     }
 }
 
-fn dimension(name: &str, ratio: f64, evidence: String, advice: &str) -> (Value, f64, Option<String>) {
+fn dimension(
+    name: &str,
+    ratio: f64,
+    evidence: String,
+    advice: &str,
+) -> (Value, f64, Option<String>) {
     let score = (ratio.clamp(0.0, 1.0) * 1000.0).round() / 10.0;
     let recommendation = (score < 70.0).then(|| advice.to_string());
-    (json!({"name": name, "score": score, "grade": grade(score), "evidence": evidence}), score, recommendation)
+    (
+        json!({"name": name, "score": score, "grade": grade(score), "evidence": evidence}),
+        score,
+        recommendation,
+    )
 }
 
 fn ratio(part: usize, whole: usize) -> f64 {
-    if whole == 0 { 1.0 } else { part as f64 / whole as f64 }
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
 }
 
 fn follows_convention(language: &str, kind: EntityKind, name: &str) -> bool {
-    let snake = name.chars().all(|c| c.is_lowercase() || c.is_ascii_digit() || c == '_');
+    let snake = name
+        .chars()
+        .all(|c| c.is_lowercase() || c.is_ascii_digit() || c == '_');
     let camel = name.chars().next().is_some_and(|c| c.is_lowercase()) && !name.contains('_');
     let pascal = name.chars().next().is_some_and(|c| c.is_uppercase()) && !name.contains('_');
     if kind == EntityKind::Class {
@@ -49,7 +64,9 @@ fn follows_convention(language: &str, kind: EntityKind, name: &str) -> bool {
     match language {
         "python" | "rust" | "ruby" => snake || name.starts_with("__"),
         "go" | "csharp" => camel || pascal,
-        "javascript" | "typescript" | "tsx" | "java" | "php" => camel || pascal || name == "constructor",
+        "javascript" | "typescript" | "tsx" | "java" | "php" => {
+            camel || pascal || name == "constructor"
+        }
         _ => true,
     }
 }
@@ -57,7 +74,11 @@ fn follows_convention(language: &str, kind: EntityKind, name: &str) -> bool {
 /// Computes the report card.
 pub fn report(analysis: &Analysis) -> Value {
     let files = analysis.parsed.len();
-    let clean = analysis.parsed.iter().filter(|f| !f.issues.iter().any(|i| i.kind == IssueKind::SyntaxError)).count();
+    let clean = analysis
+        .parsed
+        .iter()
+        .filter(|f| !f.issues.iter().any(|i| i.kind == IssueKind::SyntaxError))
+        .count();
     let unparsed: usize = analysis
         .walked
         .unsupported
@@ -70,25 +91,95 @@ pub fn report(analysis: &Analysis) -> Value {
         .parsed
         .iter()
         .flat_map(|f| &f.entities)
-        .filter(|e| matches!(e.kind, EntityKind::Class | EntityKind::Function | EntityKind::Method))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EntityKind::Class | EntityKind::Function | EntityKind::Method
+            )
+        })
         .collect();
     let documented = definitions.iter().filter(|e| e.doc.is_some()).count();
-    let well_named = definitions.iter().filter(|e| follows_convention(&e.language, e.kind, &e.name)).count();
-    let callables: Vec<_> = definitions.iter().filter(|e| e.kind.is_callable()).collect();
-    let short = callables.iter().filter(|e| e.span.end_line - e.span.start_line < 60).count();
-    let references: Vec<_> = analysis.graph.edges.iter().filter(|e| e.kind != crate::graph::EdgeKind::Contains).collect();
-    let resolved = references.iter().filter(|e| e.resolution.is_resolved()).count();
-    let resolved_calls = references.iter().filter(|e| e.kind == crate::graph::EdgeKind::Calls && e.resolution.is_resolved()).count();
-    let density = if callables.is_empty() { 0.0 } else { resolved_calls as f64 / callables.len() as f64 };
+    let well_named = definitions
+        .iter()
+        .filter(|e| follows_convention(&e.language, e.kind, &e.name))
+        .count();
+    let callables: Vec<_> = definitions
+        .iter()
+        .filter(|e| e.kind.is_callable())
+        .collect();
+    let short = callables
+        .iter()
+        .filter(|e| e.span.end_line - e.span.start_line < 60)
+        .count();
+    let references: Vec<_> = analysis
+        .graph
+        .edges
+        .iter()
+        .filter(|e| e.kind != crate::graph::EdgeKind::Contains)
+        .collect();
+    let resolved = references
+        .iter()
+        .filter(|e| e.resolution.is_resolved())
+        .count();
+    let resolved_calls = references
+        .iter()
+        .filter(|e| e.kind == crate::graph::EdgeKind::Calls && e.resolution.is_resolved())
+        .count();
+    let density = if callables.is_empty() {
+        0.0
+    } else {
+        resolved_calls as f64 / callables.len() as f64
+    };
 
     let dims = [
-        dimension("parse_success", ratio(clean, files), format!("{clean}/{files} files parse without syntax errors"), "fix the syntax errors knowcode reports; those files are only partly indexed"),
-        dimension("language_coverage", ratio(files, files + unparsed + skipped), format!("{files} parsed, {unparsed} in unsupported languages, {skipped} skipped"), "unsupported or skipped files are invisible to retrieval; check `knowcode doctor`"),
-        dimension("documentation_density", ratio(documented, definitions.len()), format!("{documented}/{} definitions documented", definitions.len()), "document public functions and classes: docs feed both ranking and summaries"),
-        dimension("naming", ratio(well_named, definitions.len()), format!("{well_named}/{} names follow their language's convention", definitions.len()), "consistent names make identifier queries land"),
-        dimension("structure", ratio(short, callables.len()), format!("{short}/{} functions under 60 lines", callables.len()), "long functions are split into several chunks; smaller units retrieve better"),
-        dimension("relationship_density", (density / 2.0).min(1.0), format!("{resolved_calls} resolved calls over {} functions", callables.len()), "few resolved calls: traces and caller lists will be thin"),
-        dimension("unresolved_references", ratio(resolved, references.len()), format!("{resolved}/{} references resolved", references.len()), "many references point outside the repository or are ambiguous; traces may miss callers"),
+        dimension(
+            "parse_success",
+            ratio(clean, files),
+            format!("{clean}/{files} files parse without syntax errors"),
+            "fix the syntax errors knowcode reports; those files are only partly indexed",
+        ),
+        dimension(
+            "language_coverage",
+            ratio(files, files + unparsed + skipped),
+            format!("{files} parsed, {unparsed} in unsupported languages, {skipped} skipped"),
+            "unsupported or skipped files are invisible to retrieval; check `knowcode doctor`",
+        ),
+        dimension(
+            "documentation_density",
+            ratio(documented, definitions.len()),
+            format!("{documented}/{} definitions documented", definitions.len()),
+            "document public functions and classes: docs feed both ranking and summaries",
+        ),
+        dimension(
+            "naming",
+            ratio(well_named, definitions.len()),
+            format!(
+                "{well_named}/{} names follow their language's convention",
+                definitions.len()
+            ),
+            "consistent names make identifier queries land",
+        ),
+        dimension(
+            "structure",
+            ratio(short, callables.len()),
+            format!("{short}/{} functions under 60 lines", callables.len()),
+            "long functions are split into several chunks; smaller units retrieve better",
+        ),
+        dimension(
+            "relationship_density",
+            (density / 2.0).min(1.0),
+            format!(
+                "{resolved_calls} resolved calls over {} functions",
+                callables.len()
+            ),
+            "few resolved calls: traces and caller lists will be thin",
+        ),
+        dimension(
+            "unresolved_references",
+            ratio(resolved, references.len()),
+            format!("{resolved}/{} references resolved", references.len()),
+            "many references point outside the repository or are ambiguous; traces may miss callers",
+        ),
     ];
     let overall = dims.iter().map(|d| d.1).sum::<f64>() / dims.len() as f64;
     let overall = (overall * 10.0).round() / 10.0;
@@ -101,7 +192,11 @@ pub fn report(analysis: &Analysis) -> Value {
 
 /// One line per dimension, for the terminal.
 pub fn card(report: &Value) -> String {
-    let mut out = format!("quality {} ({})", report["overall"]["grade"].as_str().unwrap_or("?"), report["overall"]["score"]);
+    let mut out = format!(
+        "quality {} ({})",
+        report["overall"]["grade"].as_str().unwrap_or("?"),
+        report["overall"]["score"]
+    );
     for d in report["dimensions"].as_array().into_iter().flatten() {
         out.push_str(&format!(
             "\n  {:<22} {} {:>5}  {}",
@@ -115,11 +210,16 @@ pub fn card(report: &Value) -> String {
 }
 
 pub fn write(generation_dir: &Path, report: &Value) -> anyhow::Result<()> {
-    crate::store::write_synced(&generation_dir.join(REPORT_FILE), serde_json::to_string(report)?.as_bytes())
+    crate::store::write_synced(
+        &generation_dir.join(REPORT_FILE),
+        serde_json::to_string(report)?.as_bytes(),
+    )
 }
 
 pub fn read(generation_dir: &Path) -> anyhow::Result<Value> {
-    Ok(serde_json::from_str(&std::fs::read_to_string(generation_dir.join(REPORT_FILE))?)?)
+    Ok(serde_json::from_str(&std::fs::read_to_string(
+        generation_dir.join(REPORT_FILE),
+    )?)?)
 }
 
 #[cfg(test)]
@@ -135,9 +235,21 @@ mod tests {
 
     #[test]
     fn naming_conventions_per_language() {
-        assert!(follows_convention("python", EntityKind::Function, "apply_discount"));
-        assert!(!follows_convention("python", EntityKind::Function, "applyDiscount"));
-        assert!(follows_convention("typescript", EntityKind::Method, "displayName"));
+        assert!(follows_convention(
+            "python",
+            EntityKind::Function,
+            "apply_discount"
+        ));
+        assert!(!follows_convention(
+            "python",
+            EntityKind::Function,
+            "applyDiscount"
+        ));
+        assert!(follows_convention(
+            "typescript",
+            EntityKind::Method,
+            "displayName"
+        ));
         assert!(!follows_convention("java", EntityKind::Class, "lower_case"));
     }
 }

@@ -84,7 +84,10 @@ mod tests {
 
     #[test]
     fn splits_camel_snake_acronyms_and_digits() {
-        assert_eq!(split_identifier("parseHTTPResponse2"), ["parse", "http", "response", "2"]);
+        assert_eq!(
+            split_identifier("parseHTTPResponse2"),
+            ["parse", "http", "response", "2"]
+        );
         assert_eq!(split_identifier("get_user_name"), ["get", "user", "name"]);
         assert_eq!(split_identifier("XMLParser"), ["xml", "parser"]);
         assert_eq!(split_identifier("plain"), ["plain"]);

@@ -182,7 +182,10 @@ fn list_candidates(root: &Path, options: &WalkOptions) -> anyhow::Result<Candida
         .overrides(overrides.build()?)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let vendored = entry.file_name().to_str().is_some_and(|n| VENDORED_DIRS.contains(&n));
+            let vendored = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| VENDORED_DIRS.contains(&n));
             !(is_dir && (vendored || exclude.iter().any(|d| entry.path().starts_with(d))))
         })
         .build();
@@ -190,11 +193,15 @@ fn list_candidates(root: &Path, options: &WalkOptions) -> anyhow::Result<Candida
     let mut skipped = Vec::new();
     for entry in walker {
         let Ok(entry) = entry else { continue };
-        let Some(file_type) = entry.file_type() else { continue };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
         if file_type.is_dir() {
             continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
         let Some(rel_str) = rel.to_str().map(|s| s.replace('\\', "/")) else {
             skipped.push(SkippedFile {
                 path: rel.to_string_lossy().into_owned(),
@@ -204,14 +211,21 @@ fn list_candidates(root: &Path, options: &WalkOptions) -> anyhow::Result<Candida
         };
         match classify_entry(root, entry.path(), file_type) {
             Ok(()) => candidates.push((rel_str, entry.path().to_path_buf())),
-            Err(reason) => skipped.push(SkippedFile { path: rel_str, reason }),
+            Err(reason) => skipped.push(SkippedFile {
+                path: rel_str,
+                reason,
+            }),
         }
     }
     Ok((candidates, skipped))
 }
 
 /// Regular files pass; symlinks pass only when they resolve to a regular file inside the root.
-fn classify_entry(root: &Path, path: &Path, file_type: std::fs::FileType) -> Result<(), SkipReason> {
+fn classify_entry(
+    root: &Path,
+    path: &Path,
+    file_type: std::fs::FileType,
+) -> Result<(), SkipReason> {
     if file_type.is_file() {
         return Ok(());
     }
@@ -229,8 +243,16 @@ fn classify_entry(root: &Path, path: &Path, file_type: std::fs::FileType) -> Res
     }
 }
 
-fn load_file(root: &Path, rel: &str, abs: &Path, max_bytes: u64) -> Result<SourceFile, SkippedFile> {
-    let skip = |reason| SkippedFile { path: rel.to_string(), reason };
+fn load_file(
+    root: &Path,
+    rel: &str,
+    abs: &Path,
+    max_bytes: u64,
+) -> Result<SourceFile, SkippedFile> {
+    let skip = |reason| SkippedFile {
+        path: rel.to_string(),
+        reason,
+    };
     let meta = std::fs::metadata(abs).map_err(|e| skip(io_reason(&e)))?;
     if !meta.is_file() {
         return Err(skip(SkipReason::NotRegularFile));
@@ -253,7 +275,12 @@ fn load_file(root: &Path, rel: &str, abs: &Path, max_bytes: u64) -> Result<Sourc
     if looks_minified(&text) {
         return Err(skip(SkipReason::Minified));
     }
-    Ok(SourceFile { rel_path: rel.to_string(), text, state: file_state(&meta), lossy })
+    Ok(SourceFile {
+        rel_path: rel.to_string(),
+        text,
+        state: file_state(&meta),
+        lossy,
+    })
 }
 
 fn io_reason(err: &std::io::Error) -> SkipReason {
@@ -271,7 +298,10 @@ pub fn file_state(meta: &std::fs::Metadata) -> FileState {
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map(|d| d.as_nanos() as i64)
         .unwrap_or(0);
-    FileState { size: meta.len(), mtime_ns }
+    FileState {
+        size: meta.len(),
+        mtime_ns,
+    }
 }
 
 /// A NUL byte in the first 8 KiB marks a binary file (git's heuristic).

@@ -31,14 +31,20 @@ fn entity<'a>(a: &'a Analysis, id: &str) -> &'a knowcode::parse::Entity {
         .unwrap_or_else(|| panic!("no entity {id}"))
 }
 
-fn edge(a: &Analysis, kind: EdgeKind, source: &str, target_name_or_id: &str) -> knowcode::graph::Edge {
+fn edge(
+    a: &Analysis,
+    kind: EdgeKind,
+    source: &str,
+    target_name_or_id: &str,
+) -> knowcode::graph::Edge {
     a.graph
         .edges
         .iter()
         .find(|e| {
             e.kind == kind
                 && e.source == source
-                && (e.target.as_deref() == Some(target_name_or_id) || e.target_name == target_name_or_id)
+                && (e.target.as_deref() == Some(target_name_or_id)
+                    || e.target_name == target_name_or_id)
         })
         .cloned()
         .unwrap_or_else(|| panic!("no {kind:?} edge {source} -> {target_name_or_id}"))
@@ -49,12 +55,25 @@ fn python_methods_docstrings_and_import_bound_calls() {
     let a = analyse("python");
     let total = entity(&a, "shop/cart.py::Cart.total");
     assert_eq!(total.kind, EntityKind::Method);
-    assert_eq!(total.doc.as_deref(), Some("Sum of subtotals after the discount, rounded to cents."));
+    assert_eq!(
+        total.doc.as_deref(),
+        Some("Sum of subtotals after the discount, rounded to cents.")
+    );
     assert_eq!(total.signature, "def total(self, discount=0):");
-    let call = edge(&a, EdgeKind::Calls, "shop/cart.py::Cart.total", "shop/pricing.py::apply_discount");
+    let call = edge(
+        &a,
+        EdgeKind::Calls,
+        "shop/cart.py::Cart.total",
+        "shop/pricing.py::apply_discount",
+    );
     assert_eq!(call.resolution, Resolution::ImportBound);
     assert_eq!(call.line, 32);
-    let inherits = edge(&a, EdgeKind::Inherits, "shop/cart.py::Cart", "shop/cart.py::Item");
+    let inherits = edge(
+        &a,
+        EdgeKind::Inherits,
+        "shop/cart.py::Cart",
+        "shop/cart.py::Item",
+    );
     assert_eq!(inherits.resolution, Resolution::SameFile);
     let import = edge(&a, EdgeKind::Imports, "shop/cart.py", "shop/pricing.py");
     assert!(import.resolution.is_resolved());
@@ -82,11 +101,24 @@ fn rust_impl_methods_belong_to_their_type_and_traits_are_implemented() {
     let new = entity(&a, "src/shapes.rs::Circle.new");
     assert_eq!(new.kind, EntityKind::Method);
     assert_eq!(new.parent.as_deref(), Some("src/shapes.rs::Circle"));
-    assert_eq!(new.doc.as_deref(), Some("Create a circle with the given radius."));
+    assert_eq!(
+        new.doc.as_deref(),
+        Some("Create a circle with the given radius.")
+    );
     let circle = entity(&a, "src/shapes.rs::Circle");
     assert_eq!(circle.subkind.as_deref(), Some("struct"));
-    edge(&a, EdgeKind::Implements, "src/shapes.rs::Circle", "src/shapes.rs::Area");
-    let call = edge(&a, EdgeKind::Calls, "src/lib.rs::unit_circle", "src/shapes.rs::Circle.new");
+    edge(
+        &a,
+        EdgeKind::Implements,
+        "src/shapes.rs::Circle",
+        "src/shapes.rs::Area",
+    );
+    let call = edge(
+        &a,
+        EdgeKind::Calls,
+        "src/lib.rs::unit_circle",
+        "src/shapes.rs::Circle.new",
+    );
     assert!(call.resolution.is_resolved());
     edge(&a, EdgeKind::Imports, "src/lib.rs", "src/shapes.rs");
 }
@@ -96,57 +128,143 @@ fn go_methods_are_qualified_by_receiver_and_package_calls_resolve() {
     let a = analyse("go");
     let get = entity(&a, "store/store.go::Store.Get");
     assert_eq!(get.kind, EntityKind::Method);
-    assert_eq!(get.doc.as_deref(), Some("Get returns the value for a normalized key."));
+    assert_eq!(
+        get.doc.as_deref(),
+        Some("Get returns the value for a normalized key.")
+    );
     let call = edge(&a, EdgeKind::Calls, "main.go::main", "store/store.go::New");
     assert_eq!(call.resolution, Resolution::ImportBound);
-    edge(&a, EdgeKind::Calls, "store/store.go::Store.Get", "store/store.go::normalize");
+    edge(
+        &a,
+        EdgeKind::Calls,
+        "store/store.go::Store.Get",
+        "store/store.go::normalize",
+    );
 }
 
 #[test]
 fn java_typescript_csharp_php_heritage_is_extracted() {
     let java = analyse("java");
-    edge(&java, EdgeKind::Implements, "com/shop/Square.java::Square", "com/shop/Shape.java::Shape");
-    edge(&java, EdgeKind::Inherits, "com/shop/Square.java::Square", "com/shop/Square.java::Base");
-    let call = edge(&java, EdgeKind::Calls, "com/shop/Square.java::Square.area", "com/shop/Square.java::Util.square");
+    edge(
+        &java,
+        EdgeKind::Implements,
+        "com/shop/Square.java::Square",
+        "com/shop/Shape.java::Shape",
+    );
+    edge(
+        &java,
+        EdgeKind::Inherits,
+        "com/shop/Square.java::Square",
+        "com/shop/Square.java::Base",
+    );
+    let call = edge(
+        &java,
+        EdgeKind::Calls,
+        "com/shop/Square.java::Square.area",
+        "com/shop/Square.java::Util.square",
+    );
     assert!(call.resolution.is_resolved());
 
     let ts = analyse("typescript");
-    edge(&ts, EdgeKind::Inherits, "src/user.ts::User", "src/user.ts::Account");
-    edge(&ts, EdgeKind::Implements, "src/user.ts::User", "src/user.ts::Person");
-    let call = edge(&ts, EdgeKind::Calls, "src/user.ts::User.displayName", "src/format.ts::formatName");
+    edge(
+        &ts,
+        EdgeKind::Inherits,
+        "src/user.ts::User",
+        "src/user.ts::Account",
+    );
+    edge(
+        &ts,
+        EdgeKind::Implements,
+        "src/user.ts::User",
+        "src/user.ts::Person",
+    );
+    let call = edge(
+        &ts,
+        EdgeKind::Calls,
+        "src/user.ts::User.displayName",
+        "src/format.ts::formatName",
+    );
     assert_eq!(call.resolution, Resolution::ImportBound);
-    assert_eq!(entity(&ts, "src/view.tsx::Badge").kind, EntityKind::Function);
+    assert_eq!(
+        entity(&ts, "src/view.tsx::Badge").kind,
+        EntityKind::Function
+    );
 
     let cs = analyse("csharp");
-    assert_eq!(entity(&cs, "Bank.cs::Bank.Savings.Balance").doc.as_deref(), Some("Current balance."));
-    edge(&cs, EdgeKind::Inherits, "Bank.cs::Bank.Savings", "Bank.cs::Bank.IAccount");
+    assert_eq!(
+        entity(&cs, "Bank.cs::Bank.Savings.Balance").doc.as_deref(),
+        Some("Current balance.")
+    );
+    edge(
+        &cs,
+        EdgeKind::Inherits,
+        "Bank.cs::Bank.Savings",
+        "Bank.cs::Bank.IAccount",
+    );
 
     let php = analyse("php");
     // `namespace Billing;` (file-scoped, no braces) does not qualify names.
-    edge(&php, EdgeKind::Implements, "src/Invoice.php::Invoice", "src/Invoice.php::Totalable");
+    edge(
+        &php,
+        EdgeKind::Implements,
+        "src/Invoice.php::Invoice",
+        "src/Invoice.php::Totalable",
+    );
 }
 
 #[test]
 fn javascript_ruby_c_cpp_entities_and_calls() {
     let js = analyse("javascript");
-    assert_eq!(entity(&js, "lib/math.js::multiply").kind, EntityKind::Function);
-    edge(&js, EdgeKind::Calls, "lib/calc.js::Calculator.plus", "lib/math.js::add");
+    assert_eq!(
+        entity(&js, "lib/math.js::multiply").kind,
+        EntityKind::Function
+    );
+    edge(
+        &js,
+        EdgeKind::Calls,
+        "lib/calc.js::Calculator.plus",
+        "lib/math.js::add",
+    );
     edge(&js, EdgeKind::Imports, "lib/calc.js", "lib/math.js");
 
     let ruby = analyse("ruby");
-    assert_eq!(entity(&ruby, "lib/greeter.rb::Greeter.greet").kind, EntityKind::Method);
-    edge(&ruby, EdgeKind::Calls, "lib/greeter.rb::Greeter.greet", "lib/greeter.rb::Formatter.shout");
-    edge(&ruby, EdgeKind::Inherits, "lib/greeter.rb::Greeter", "lib/formatter.rb::BaseGreeter");
+    assert_eq!(
+        entity(&ruby, "lib/greeter.rb::Greeter.greet").kind,
+        EntityKind::Method
+    );
+    edge(
+        &ruby,
+        EdgeKind::Calls,
+        "lib/greeter.rb::Greeter.greet",
+        "lib/greeter.rb::Formatter.shout",
+    );
+    edge(
+        &ruby,
+        EdgeKind::Inherits,
+        "lib/greeter.rb::Greeter",
+        "lib/formatter.rb::BaseGreeter",
+    );
 
     let c = analyse("c");
-    assert_eq!(entity(&c, "list.c::list_sum").doc.as_deref(), Some("Sum all values in the list."));
+    assert_eq!(
+        entity(&c, "list.c::list_sum").doc.as_deref(),
+        Some("Sum all values in the list.")
+    );
     edge(&c, EdgeKind::Imports, "list.c", "list.h");
 
     let cpp = analyse("cpp");
     let area = entity(&cpp, "shapes.cpp::geo.Circle.area");
     assert_eq!(area.kind, EntityKind::Method);
-    edge(&cpp, EdgeKind::Inherits, "shapes.cpp::geo.Circle", "shapes.cpp::geo.Shape");
-    assert_eq!(entity(&cpp, "shapes.cpp::Ring.perimeter").kind, EntityKind::Method);
+    edge(
+        &cpp,
+        EdgeKind::Inherits,
+        "shapes.cpp::geo.Circle",
+        "shapes.cpp::geo.Shape",
+    );
+    assert_eq!(
+        entity(&cpp, "shapes.cpp::Ring.perimeter").kind,
+        EntityKind::Method
+    );
 }
 
 #[test]
@@ -156,11 +274,22 @@ fn markdown_sections_nest_by_heading_level() {
     assert_eq!(doc.kind, EntityKind::Document);
     let linux = entity(&a, "docs/guide.md::User guide.Installing.On Linux");
     assert_eq!(linux.kind, EntityKind::Section);
-    assert_eq!(linux.parent.as_deref(), Some("docs/guide.md::User guide.Installing"));
-    let section_chunks: Vec<_> = a.chunks.iter().filter(|c| c.kind == EntityKind::Section).collect();
+    assert_eq!(
+        linux.parent.as_deref(),
+        Some("docs/guide.md::User guide.Installing")
+    );
+    let section_chunks: Vec<_> = a
+        .chunks
+        .iter()
+        .filter(|c| c.kind == EntityKind::Section)
+        .collect();
     assert!(section_chunks.len() >= 4);
     // A section's own chunk stops at its subsections.
-    let installing = a.chunks.iter().find(|c| c.entity_id == "docs/guide.md::User guide.Installing").unwrap();
+    let installing = a
+        .chunks
+        .iter()
+        .find(|c| c.entity_id == "docs/guide.md::User guide.Installing")
+        .unwrap();
     assert!(installing.text.contains("Run the installer."));
     assert!(!installing.text.contains("Use the package manager."));
 }
@@ -168,12 +297,32 @@ fn markdown_sections_nest_by_heading_level() {
 #[test]
 fn class_chunks_stop_at_members_and_files_get_import_headers() {
     let a = analyse("python");
-    let cart = a.chunks.iter().find(|c| c.entity_id == "shop/cart.py::Cart").unwrap();
-    assert!(cart.text.contains("def add(self, item): …"), "{}", cart.text);
+    let cart = a
+        .chunks
+        .iter()
+        .find(|c| c.entity_id == "shop/cart.py::Cart")
+        .unwrap();
+    assert!(
+        cart.text.contains("def add(self, item): …"),
+        "{}",
+        cart.text
+    );
     assert!(!cart.text.contains("self.items.append"));
-    let header = a.chunks.iter().find(|c| c.id == "shop/cart.py#header").unwrap();
-    assert!(header.text.contains("from shop.pricing import apply_discount, round_cents"));
-    assert!(header.embed_text.starts_with("shop/cart.py | shop.cart | module"));
+    let header = a
+        .chunks
+        .iter()
+        .find(|c| c.id == "shop/cart.py#header")
+        .unwrap();
+    assert!(
+        header
+            .text
+            .contains("from shop.pricing import apply_discount, round_cents")
+    );
+    assert!(
+        header
+            .embed_text
+            .starts_with("shop/cart.py | shop.cart | module")
+    );
 }
 
 #[test]
@@ -181,12 +330,22 @@ fn long_bodies_split_at_statement_boundaries_with_overlap() {
     let dir = tempfile::tempdir().unwrap();
     let mut body = String::from("def long_function(x):\n    \"\"\"Does many steps.\"\"\"\n");
     for i in 0..120 {
-        body.push_str(&format!("    value_{i} = compute_step_{i}(x, {i}) + another_helper_call(x)\n"));
+        body.push_str(&format!(
+            "    value_{i} = compute_step_{i}(x, {i}) + another_helper_call(x)\n"
+        ));
     }
     std::fs::write(dir.path().join("long.py"), &body).unwrap();
     let a = analyse_dir(dir.path());
-    let parts: Vec<_> = a.chunks.iter().filter(|c| c.entity_id == "long.py::long_function").collect();
-    assert!(parts.len() >= 3, "expected a split, got {} parts", parts.len());
+    let parts: Vec<_> = a
+        .chunks
+        .iter()
+        .filter(|c| c.entity_id == "long.py::long_function")
+        .collect();
+    assert!(
+        parts.len() >= 3,
+        "expected a split, got {} parts",
+        parts.len()
+    );
     for pair in parts.windows(2) {
         // Each piece starts on a statement line, overlapping the previous by one statement.
         assert_eq!(pair[1].start_line, pair[0].end_line);
@@ -202,7 +361,10 @@ fn syntax_errors_yield_partial_results_in_every_language() {
         ("a.rs", "fn ok() {}\nfn broken( {\n"),
         ("a.js", "function ok() {}\nfunction broken( {\n"),
         ("a.ts", "function ok(): void {}\nclass {\n"),
-        ("b.tsx", "export function Ok() { return <div/>; }\nfunction broken( {\n"),
+        (
+            "b.tsx",
+            "export function Ok() { return <div/>; }\nfunction broken( {\n",
+        ),
         ("a.go", "package a\nfunc ok() {}\nfunc broken( {\n"),
         ("A.java", "class A { void ok() {} void broken( { }\n"),
         ("a.c", "int ok(void) { return 0; }\nint broken( {\n"),
@@ -219,7 +381,9 @@ fn syntax_errors_yield_partial_results_in_every_language() {
     assert_eq!(a.parsed.len(), broken.len());
     for file in &a.parsed {
         assert!(
-            file.issues.iter().any(|i| i.kind == knowcode::parse::IssueKind::SyntaxError),
+            file.issues
+                .iter()
+                .any(|i| i.kind == knowcode::parse::IssueKind::SyntaxError),
             "{} has no recorded syntax error",
             file.path
         );
@@ -235,7 +399,11 @@ fn syntax_errors_yield_partial_results_in_every_language() {
 #[test]
 fn deep_nesting_and_huge_lines_do_not_crash() {
     let dir = tempfile::tempdir().unwrap();
-    let nested = format!("const x = {}1{};\n", "[\n".repeat(10_000), "]\n".repeat(10_000));
+    let nested = format!(
+        "const x = {}1{};\n",
+        "[\n".repeat(10_000),
+        "]\n".repeat(10_000)
+    );
     std::fs::write(dir.path().join("nested.js"), nested).unwrap();
     let mut deep_py = String::new();
     for depth in 0..200 {
@@ -245,6 +413,10 @@ fn deep_nesting_and_huge_lines_do_not_crash() {
     std::fs::write(dir.path().join("deep.py"), deep_py).unwrap();
     let a = analyse_dir(dir.path());
     let deep = a.parsed.iter().find(|f| f.path == "deep.py").unwrap();
-    assert!(deep.issues.iter().any(|i| i.kind == knowcode::parse::IssueKind::TooDeep));
+    assert!(
+        deep.issues
+            .iter()
+            .any(|i| i.kind == knowcode::parse::IssueKind::TooDeep)
+    );
     assert!(deep.entities.len() > 100);
 }

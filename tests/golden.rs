@@ -24,7 +24,11 @@ fn render(fixture: &str) -> String {
     writeln!(out, "# entities").unwrap();
     for file in &analysis.parsed {
         for e in &file.entities {
-            let doc = e.doc.as_deref().map(|d| d.lines().next().unwrap_or("")).unwrap_or("");
+            let doc = e
+                .doc
+                .as_deref()
+                .map(|d| d.lines().next().unwrap_or(""))
+                .unwrap_or("");
             writeln!(
                 out,
                 "{} {} [{}:{}-{}:{}] parent={} sig={:?} doc={:?}{}",
@@ -37,12 +41,20 @@ fn render(fixture: &str) -> String {
                 e.parent.as_deref().unwrap_or("-"),
                 e.signature,
                 doc,
-                e.subkind.as_deref().map(|s| format!(" subkind={s}")).unwrap_or_default(),
+                e.subkind
+                    .as_deref()
+                    .map(|s| format!(" subkind={s}"))
+                    .unwrap_or_default(),
             )
             .unwrap();
         }
         for issue in &file.issues {
-            writeln!(out, "issue {} {:?} line {}", file.path, issue.kind, issue.line).unwrap();
+            writeln!(
+                out,
+                "issue {} {:?} line {}",
+                file.path, issue.kind, issue.line
+            )
+            .unwrap();
         }
     }
     writeln!(out, "# edges").unwrap();
@@ -55,7 +67,9 @@ fn render(fixture: &str) -> String {
                 "{} {} -> {} ({}, {} candidates) @{}:{}",
                 e.kind.as_str(),
                 e.source,
-                e.target.clone().unwrap_or_else(|| format!("?{}", e.target_name)),
+                e.target
+                    .clone()
+                    .unwrap_or_else(|| format!("?{}", e.target_name)),
                 e.resolution.as_str(),
                 e.candidates,
                 e.path,
@@ -74,14 +88,25 @@ fn render(fixture: &str) -> String {
     writeln!(out, "# chunks").unwrap();
     for c in &analysis.chunks {
         let first = c.text.lines().next().unwrap_or("");
-        writeln!(out, "{} [{}-{}] {} {:?}", c.id, c.start_line, c.end_line, c.kind.as_str(), first).unwrap();
+        writeln!(
+            out,
+            "{} [{}-{}] {} {:?}",
+            c.id,
+            c.start_line,
+            c.end_line,
+            c.kind.as_str(),
+            first
+        )
+        .unwrap();
     }
     out
 }
 
 fn check(fixture: &str) {
     let actual = render(fixture);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{fixture}.txt"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{fixture}.txt"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &actual).unwrap();
         return;
@@ -96,7 +121,11 @@ fn check(fixture: &str) {
             .take(5)
             .map(|(e, a)| format!("- {e}\n+ {a}"))
             .collect();
-        panic!("{fixture}: output differs from {}:\n{}", path.display(), diff.join("\n"));
+        panic!(
+            "{fixture}: output differs from {}:\n{}",
+            path.display(),
+            diff.join("\n")
+        );
     }
 }
 

@@ -18,7 +18,11 @@ fn default_tool_surface_costs_at_most_1000_tokens_per_turn() {
 fn python() -> String {
     std::env::var("KNOWCODE_TEST_PYTHON").unwrap_or_else(|_| {
         let venv = knowcode::config::cache_dir().join("py/bin/python");
-        if venv.is_file() { venv.to_string_lossy().into_owned() } else { "python3".into() }
+        if venv.is_file() {
+            venv.to_string_lossy().into_owned()
+        } else {
+            "python3".into()
+        }
     })
 }
 

@@ -11,8 +11,13 @@ use serde_json::Value;
 
 fn cli_json(args: &[&str]) -> (bool, Value) {
     let out = knowcode(args, &[]);
-    let value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     (out.status.success(), value)
 }
 
@@ -32,23 +37,41 @@ fn indexed(fixture: &str) -> tempfile::TempDir {
 }
 
 fn first_entity(payload: &Value) -> String {
-    payload["entities"][0].as_str().unwrap_or_default().to_string()
+    payload["entities"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]
 fn a_description_finds_the_right_function_and_an_identifier_its_definition() {
     let repo = indexed("python");
-    let nl = query(repo.path(), "round a money amount to whole cents", &["--verbosity", "standard"]);
+    let nl = query(
+        repo.path(),
+        "round a money amount to whole cents",
+        &["--verbosity", "standard"],
+    );
     assert_eq!(first_entity(&nl), "shop/pricing.py::round_cents", "{nl}");
     let ident = query(repo.path(), "apply_discount", &["--verbosity", "standard"]);
-    assert_eq!(first_entity(&ident), "shop/pricing.py::apply_discount", "{ident}");
-    assert!(ident["sufficiency_score"].as_f64().unwrap() >= 0.8, "a named definition is a confident answer: {ident}");
+    assert_eq!(
+        first_entity(&ident),
+        "shop/pricing.py::apply_discount",
+        "{ident}"
+    );
+    assert!(
+        ident["sufficiency_score"].as_f64().unwrap() >= 0.8,
+        "a named definition is a confident answer: {ident}"
+    );
 }
 
 #[test]
 fn a_quoted_query_is_an_exact_substring_search() {
     let repo = indexed("python");
-    let exact = query(repo.path(), "\"self.items.append(item)\"", &["--verbosity", "standard"]);
+    let exact = query(
+        repo.path(),
+        "\"self.items.append(item)\"",
+        &["--verbosity", "standard"],
+    );
     assert_eq!(exact["retrieval_mode"], "exact");
     assert_eq!(first_entity(&exact), "shop/cart.py::Cart.add");
 }
@@ -57,29 +80,81 @@ fn a_quoted_query_is_an_exact_substring_search() {
 fn minimal_is_summary_first_and_each_verbosity_adds_its_fields() {
     let repo = indexed("python");
     let store = repo.path();
-    let minimal = query(store, "how is the cart total computed", &["--task-type", "explain"]);
-    let keys: Vec<&str> = minimal.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let minimal = query(
+        store,
+        "how is the cart total computed",
+        &["--task-type", "explain"],
+    );
+    let keys: Vec<&str> = minimal
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
     assert_eq!(keys.len(), 5, "{keys:?}");
-    for key in ["context_text", "sufficiency_score", "total_tokens", "freshness", "reduction_summary"] {
+    for key in [
+        "context_text",
+        "sufficiency_score",
+        "total_tokens",
+        "freshness",
+        "reduction_summary",
+    ] {
         assert!(minimal.get(key).is_some(), "minimal lacks {key}");
     }
-    assert!(!minimal["context_text"].as_str().unwrap().contains("```"), "no source at minimal explain");
+    assert!(
+        !minimal["context_text"].as_str().unwrap().contains("```"),
+        "no source at minimal explain"
+    );
 
-    let debug = query(store, "how is the cart total computed", &["--task-type", "debug"]);
-    assert_eq!(debug["source_included"], true, "debug is source-hungry even at minimal");
+    let debug = query(
+        store,
+        "how is the cart total computed",
+        &["--task-type", "debug"],
+    );
+    assert_eq!(
+        debug["source_included"], true,
+        "debug is source-hungry even at minimal"
+    );
     assert!(debug.get("reduction_summary").is_none());
-    assert!(debug["context_text"].as_str().unwrap().contains("```python"));
+    assert!(
+        debug["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("```python")
+    );
 
-    let standard = query(store, "how is the cart total computed", &["--task-type", "explain", "--verbosity", "standard"]);
+    let standard = query(
+        store,
+        "how is the cart total computed",
+        &["--task-type", "explain", "--verbosity", "standard"],
+    );
     assert_eq!(standard["source_included"], true);
-    for key in ["task_type", "task_confidence", "retrieval_mode", "entities", "truncated"] {
+    for key in [
+        "task_type",
+        "task_confidence",
+        "retrieval_mode",
+        "entities",
+        "truncated",
+    ] {
         assert!(standard.get(key).is_some(), "standard lacks {key}");
     }
     assert!(standard.get("evidence").is_none());
-    let verbose = query(store, "how is the cart total computed", &["--verbosity", "verbose"]);
-    assert!(verbose["evidence"].as_array().is_some_and(|e| !e.is_empty()));
+    let verbose = query(
+        store,
+        "how is the cart total computed",
+        &["--verbosity", "verbose"],
+    );
+    assert!(
+        verbose["evidence"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
     assert!(verbose.get("diagnostics").is_none());
-    let diagnostic = query(store, "how is the cart total computed", &["--verbosity", "diagnostic"]);
+    let diagnostic = query(
+        store,
+        "how is the cart total computed",
+        &["--verbosity", "diagnostic"],
+    );
     assert!(diagnostic["diagnostics"]["coverage"].as_f64().is_some());
 }
 
@@ -87,7 +162,20 @@ fn minimal_is_summary_first_and_each_verbosity_adds_its_fields() {
 fn budgets_are_split_per_entity_and_never_exceeded() {
     let repo = indexed("python");
     let store = repo.path();
-    let three = query(store, "cart items prices totals", &["--max-tokens", "300", "--limit-entities", "3", "--verbosity", "diagnostic", "--task-type", "debug"]);
+    let three = query(
+        store,
+        "cart items prices totals",
+        &[
+            "--max-tokens",
+            "300",
+            "--limit-entities",
+            "3",
+            "--verbosity",
+            "diagnostic",
+            "--task-type",
+            "debug",
+        ],
+    );
     assert!(three["total_tokens"].as_u64().unwrap() <= 300);
     let sections = three["diagnostics"]["sections"].as_array().unwrap();
     assert_eq!(sections.len(), 3);
@@ -97,16 +185,37 @@ fn budgets_are_split_per_entity_and_never_exceeded() {
     // A bundle that wants more than the whole budget is cut to it, at a line, with a marker.
     let long = format!(
         "def long_function(x):\n    \"\"\"Computes many values.\"\"\"\n{}    return x\n",
-        (0..80).map(|i| format!("    x = x + helper_number_{i}(x)\n")).collect::<String>()
+        (0..80)
+            .map(|i| format!("    x = x + helper_number_{i}(x)\n"))
+            .collect::<String>()
     );
     std::fs::write(store.join("long.py"), long).unwrap();
     index_json(store, &[]);
-    let one = query(store, "long_function", &["--max-tokens", "300", "--task-type", "debug", "--verbosity", "standard"]);
+    let one = query(
+        store,
+        "long_function",
+        &[
+            "--max-tokens",
+            "300",
+            "--task-type",
+            "debug",
+            "--verbosity",
+            "standard",
+        ],
+    );
     assert_eq!(first_entity(&one), "long.py::long_function");
     let total = one["total_tokens"].as_u64().unwrap();
-    assert!(total <= 300 && total > 200, "one bundle filling the budget: {total}");
+    assert!(
+        total <= 300 && total > 200,
+        "one bundle filling the budget: {total}"
+    );
     assert_eq!(one["truncated"], true);
-    assert!(one["context_text"].as_str().unwrap().contains("[truncated:"));
+    assert!(
+        one["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("[truncated:")
+    );
 }
 
 #[test]
@@ -114,7 +223,11 @@ fn a_smaller_budget_never_raises_sufficiency() {
     let repo = indexed("python");
     let mut previous = f64::MAX;
     for budget in ["2000", "400", "120", "40"] {
-        let answer = query(repo.path(), "apply a percentage discount", &["--max-tokens", budget, "--task-type", "explain"]);
+        let answer = query(
+            repo.path(),
+            "apply a percentage discount",
+            &["--max-tokens", budget, "--task-type", "explain"],
+        );
         let score = answer["sufficiency_score"].as_f64().unwrap();
         assert!(score <= previous, "budget {budget}: {score} > {previous}");
         previous = score;
@@ -125,19 +238,61 @@ fn a_smaller_budget_never_raises_sufficiency() {
 fn trace_follows_callers_and_callees_to_a_depth_and_names_unknown_entities() {
     let repo = indexed("python");
     let store = repo.path().to_str().unwrap();
-    let (ok, callers) = cli_json(&["trace", "apply_discount", "--direction", "callers", "--depth", "2", "--store", store, "--json"]);
+    let (ok, callers) = cli_json(&[
+        "trace",
+        "apply_discount",
+        "--direction",
+        "callers",
+        "--depth",
+        "2",
+        "--store",
+        store,
+        "--json",
+    ]);
     assert!(ok);
-    let ids: Vec<(&str, u64)> = callers["nodes"].as_array().unwrap().iter().map(|n| (n["id"].as_str().unwrap(), n["depth"].as_u64().unwrap())).collect();
+    let ids: Vec<(&str, u64)> = callers["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n["depth"].as_u64().unwrap()))
+        .collect();
     assert!(ids.contains(&("shop/cart.py::Cart.total", 1)), "{callers}");
     assert!(ids.contains(&("shop/cart.py::checkout", 2)), "{callers}");
-    let (_, callees) = cli_json(&["trace", "Cart.total", "--direction", "callees", "--store", store, "--json"]);
-    let ids: Vec<&str> = callees["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+    let (_, callees) = cli_json(&[
+        "trace",
+        "Cart.total",
+        "--direction",
+        "callees",
+        "--store",
+        store,
+        "--json",
+    ]);
+    let ids: Vec<&str> = callees["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
     assert!(ids.contains(&"shop/pricing.py::round_cents"));
-    assert!(callees["unresolved"].as_array().unwrap().iter().any(|n| n == "sum"));
-    let (ok, missing) = cli_json(&["trace", "no_such_function_anywhere", "--store", store, "--json"]);
+    assert!(
+        callees["unresolved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "sum")
+    );
+    let (ok, missing) = cli_json(&[
+        "trace",
+        "no_such_function_anywhere",
+        "--store",
+        store,
+        "--json",
+    ]);
     assert!(!ok);
     assert_eq!(missing["code"], "entity_not_found");
-    let (ok, deep) = cli_json(&["trace", "checkout", "--depth", "9", "--store", store, "--json"]);
+    let (ok, deep) = cli_json(&[
+        "trace", "checkout", "--depth", "9", "--store", store, "--json",
+    ]);
     assert!(!ok);
     assert_eq!(deep["code"], "invalid_argument");
 }
@@ -145,14 +300,39 @@ fn trace_follows_callers_and_callees_to_a_depth_and_names_unknown_entities() {
 #[test]
 fn an_ambiguous_name_gives_a_short_disambiguation_list() {
     let repo = indexed("python");
-    let (ok, answer) = cli_json(&["context", "__init__", "--store", repo.path().to_str().unwrap(), "--json"]);
+    let (ok, answer) = cli_json(&[
+        "context",
+        "__init__",
+        "--store",
+        repo.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert!(ok);
     assert_eq!(answer["ambiguous"], true);
-    let ids: Vec<&str> = answer["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["shop/cart.py::Cart.__init__", "shop/cart.py::Item.__init__"]);
-    let (ok, exact) = cli_json(&["context", "shop/cart.py::Item.__init__", "--store", repo.path().to_str().unwrap(), "--json"]);
+    let ids: Vec<&str> = answer["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["shop/cart.py::Cart.__init__", "shop/cart.py::Item.__init__"]
+    );
+    let (ok, exact) = cli_json(&[
+        "context",
+        "shop/cart.py::Item.__init__",
+        "--store",
+        repo.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert!(ok);
-    assert!(exact["context_text"].as_str().unwrap().contains("Item.__init__"));
+    assert!(
+        exact["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("Item.__init__")
+    );
 }
 
 #[test]
@@ -160,13 +340,26 @@ fn freshness_reports_edits_additions_and_deletions() {
     let repo = indexed("python");
     let store = repo.path();
     let fresh = query(store, "checkout", &[]);
-    assert_eq!(fresh["freshness"]["is_stale"], false, "{}", fresh["freshness"]);
+    assert_eq!(
+        fresh["freshness"]["is_stale"], false,
+        "{}",
+        fresh["freshness"]
+    );
     std::thread::sleep(std::time::Duration::from_millis(2100)); // past the freshness cache
-    std::fs::write(store.join("shop/pricing.py"), "def apply_discount(a, p):\n    return a\n").unwrap();
+    std::fs::write(
+        store.join("shop/pricing.py"),
+        "def apply_discount(a, p):\n    return a\n",
+    )
+    .unwrap();
     std::fs::write(store.join("shop/new.py"), "def fresh():\n    pass\n").unwrap();
     std::fs::remove_file(store.join("shop/__init__.py")).unwrap();
     let stale = query(store, "checkout", &[]);
-    let reasons: Vec<&str> = stale["freshness"]["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    let reasons: Vec<&str> = stale["freshness"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
     assert_eq!(stale["freshness"]["is_stale"], true);
     for reason in ["source_changed", "files_added", "files_deleted"] {
         assert!(reasons.contains(&reason), "{reasons:?}");
@@ -180,8 +373,20 @@ fn a_lexical_generation_answers_and_says_so() {
     let answer = query(repo.path(), "apply_discount", &["--verbosity", "standard"]);
     assert_eq!(answer["retrieval_mode"], "lexical");
     assert_eq!(first_entity(&answer), "shop/pricing.py::apply_discount");
-    assert!(answer["freshness"]["reasons"].as_array().unwrap().iter().any(|r| r == "semantic_index_missing"));
-    let (ok, semantic) = cli_json(&["semantic-search", "discount", "--store", repo.path().to_str().unwrap(), "--json"]);
+    assert!(
+        answer["freshness"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "semantic_index_missing")
+    );
+    let (ok, semantic) = cli_json(&[
+        "semantic-search",
+        "discount",
+        "--store",
+        repo.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert!(!ok);
     assert_eq!(semantic["code"], "missing_semantic_index");
 }
@@ -189,10 +394,21 @@ fn a_lexical_generation_answers_and_says_so() {
 #[test]
 fn querying_without_an_index_names_the_build_to_run() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, answer) = cli_json(&["query", "anything", "--store", dir.path().to_str().unwrap(), "--json"]);
+    let (ok, answer) = cli_json(&[
+        "query",
+        "anything",
+        "--store",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert!(!ok);
     assert_eq!(answer["code"], "missing_knowledge_store");
-    assert!(answer["hint"].as_str().unwrap().contains("knowcode_lifecycle action=build"));
+    assert!(
+        answer["hint"]
+            .as_str()
+            .unwrap()
+            .contains("knowcode_lifecycle action=build")
+    );
 }
 
 #[test]
@@ -200,9 +416,29 @@ fn semantic_search_batch_prints_one_contract_line_per_query() {
     let repo = indexed("typescript");
     let queries = repo.path().join("queries.jsonl");
     std::fs::write(&queries, "{\"id\":\"q1\",\"query\":\"join first and last name\"}\n{\"id\":\"q2\",\"query\":\"user display name\"}\n").unwrap();
-    let out = knowcode(&["semantic-search", "--store", repo.path().to_str().unwrap(), "--batch", queries.to_str().unwrap(), "--limit", "3", "--json"], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = knowcode(
+        &[
+            "semantic-search",
+            "--store",
+            repo.path().to_str().unwrap(),
+            "--batch",
+            queries.to_str().unwrap(),
+            "--limit",
+            "3",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["id"], "q1");
     let hits = lines[0]["hits"].as_array().unwrap();
@@ -210,7 +446,15 @@ fn semantic_search_batch_prints_one_contract_line_per_query() {
     assert_eq!(hits[0]["entity_id"], "src/format.ts::formatName");
     for (i, hit) in hits.iter().enumerate() {
         assert_eq!(hit["rank"], i + 1);
-        for key in ["file", "entity_id", "qualified_name", "kind", "line_start", "line_end", "score"] {
+        for key in [
+            "file",
+            "entity_id",
+            "qualified_name",
+            "kind",
+            "line_start",
+            "line_end",
+            "score",
+        ] {
             assert!(hit.get(key).is_some(), "hit lacks {key}");
         }
     }

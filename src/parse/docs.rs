@@ -28,7 +28,10 @@ pub fn signature(node: Node, src: &[u8]) -> String {
         _ => text_of(node, src).lines().next().unwrap_or("").to_string(),
     };
     let one_line = collapse_whitespace(&header);
-    truncate_chars(one_line.trim_end_matches('{').trim_end(), MAX_SIGNATURE_CHARS)
+    truncate_chars(
+        one_line.trim_end_matches('{').trim_end(),
+        MAX_SIGNATURE_CHARS,
+    )
 }
 
 /// The doc of a definition, by the language's convention.
@@ -59,20 +62,34 @@ pub fn module_doc(root: Node, src: &[u8], spec: &LanguageSpec) -> Option<String>
 fn leading_file_comments(root: Node, src: &[u8]) -> Option<String> {
     let mut cursor = root.walk();
     let children: Vec<Node> = root.children(&mut cursor).collect();
-    let count = children.iter().take_while(|n| n.kind().contains("comment")).count();
+    let count = children
+        .iter()
+        .take_while(|n| n.kind().contains("comment"))
+        .count();
     if count == 0 {
         return None;
     }
-    let comments: Vec<String> = children[..count].iter().map(|n| text_of(*n, src).into_owned()).collect();
-    let inner_doc = comments.iter().any(|c| c.starts_with("//!") || c.starts_with("/*!"));
+    let comments: Vec<String> = children[..count]
+        .iter()
+        .map(|n| text_of(*n, src).into_owned())
+        .collect();
+    let inner_doc = comments
+        .iter()
+        .any(|c| c.starts_with("//!") || c.starts_with("/*!"));
     let belongs_to_file = match children.get(count) {
         None => true,
         Some(next) => {
             let last = children[count - 1].end_position();
-            let last_row = if last.column == 0 && last.row > 0 { last.row - 1 } else { last.row };
+            let last_row = if last.column == 0 && last.row > 0 {
+                last.row - 1
+            } else {
+                last.row
+            };
             let kind = next.kind();
             next.start_position().row > last_row + 1
-                || ["package", "import", "use", "namespace", "preproc", "module"].iter().any(|k| kind.contains(k))
+                || ["package", "import", "use", "namespace", "preproc", "module"]
+                    .iter()
+                    .any(|k| kind.contains(k))
         }
     };
     (inner_doc || belongs_to_file).then(|| clean_comment(&comments.join("\n")))
@@ -106,7 +123,11 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
             expected_row = sibling.start_position().row;
         } else if sibling.kind().contains("comment") {
             let end = sibling.end_position();
-            let end_row = if end.column == 0 && end.row > 0 { end.row - 1 } else { end.row };
+            let end_row = if end.column == 0 && end.row > 0 {
+                end.row - 1
+            } else {
+                end.row
+            };
             if end_row + 1 < expected_row {
                 break;
             }
@@ -124,7 +145,8 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
     Some(clean_comment(&parts.join("\n")))
 }
 
-static XML_TAG: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"</?[A-Za-z][^>]*>").unwrap());
+static XML_TAG: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"</?[A-Za-z][^>]*>").unwrap());
 
 /// Strips comment markers (`///`, `//`, `/** */`, `#`, leading `*`) and XML doc tags.
 pub fn clean_comment(raw: &str) -> String {
@@ -152,22 +174,29 @@ pub fn clean_docstring(raw: &str) -> String {
         .iter()
         .find_map(|q| body.strip_prefix(q).and_then(|b| b.strip_suffix(q)))
         .unwrap_or(body);
-    body.lines().map(str::trim).collect::<Vec<_>>().join("\n").trim().to_string()
+    body.lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
 }
 
 /// 1-based lines where top-level statements of a long body start.
 pub fn split_lines(node: Node) -> Vec<u32> {
-    let lines = node.end_position().row.saturating_sub(node.start_position().row);
+    let lines = node
+        .end_position()
+        .row
+        .saturating_sub(node.start_position().row);
     if lines < SPLIT_MIN_LINES {
         return Vec::new();
     }
     let mut body = node.child_by_field_name("body").unwrap_or(node);
-    if body.named_child_count() == 1 {
-        if let Some(only) = body.named_child(0) {
-            if only.named_child_count() > 1 {
-                body = only;
-            }
-        }
+    if body.named_child_count() == 1
+        && let Some(only) = body.named_child(0)
+        && only.named_child_count() > 1
+    {
+        body = only;
     }
     let mut cursor = body.walk();
     body.named_children(&mut cursor)
@@ -182,8 +211,16 @@ pub fn first_syntax_error(tree: &Tree) -> ParseIssue {
         let node = cursor.node();
         if node.is_error() || node.is_missing() {
             let line = node.start_position().row as u32 + 1;
-            let what = if node.is_missing() { format!("missing `{}`", node.kind()) } else { "unexpected syntax".into() };
-            return ParseIssue { kind: IssueKind::SyntaxError, line, message: format!("{what} at line {line}") };
+            let what = if node.is_missing() {
+                format!("missing `{}`", node.kind())
+            } else {
+                "unexpected syntax".into()
+            };
+            return ParseIssue {
+                kind: IssueKind::SyntaxError,
+                line,
+                message: format!("{what} at line {line}"),
+            };
         }
         if node.has_error() && cursor.goto_first_child() {
             continue;
@@ -209,15 +246,24 @@ mod tests {
 
     #[test]
     fn comment_markers_and_xml_tags_are_stripped() {
-        assert_eq!(clean_comment("/// Adds one.\n/// Returns it."), "Adds one.\nReturns it.");
+        assert_eq!(
+            clean_comment("/// Adds one.\n/// Returns it."),
+            "Adds one.\nReturns it."
+        );
         assert_eq!(clean_comment("/**\n * Add two.\n */"), "Add two.");
-        assert_eq!(clean_comment("/// <summary>Current balance.</summary>"), "Current balance.");
+        assert_eq!(
+            clean_comment("/// <summary>Current balance.</summary>"),
+            "Current balance."
+        );
         assert_eq!(clean_comment("# Greets people."), "Greets people.");
     }
 
     #[test]
     fn docstring_quotes_are_stripped() {
-        assert_eq!(clean_docstring("\"\"\"Return x.\n\n    More.\n    \"\"\""), "Return x.\n\nMore.");
+        assert_eq!(
+            clean_docstring("\"\"\"Return x.\n\n    More.\n    \"\"\""),
+            "Return x.\n\nMore."
+        );
         assert_eq!(clean_docstring("r'raw doc'"), "raw doc");
     }
 }

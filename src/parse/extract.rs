@@ -104,7 +104,8 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
     let mut matches = cursor.matches(&lang.query, root, src);
     while let Some(m) = matches.next() {
         let mut def: Option<(Node, Role)> = None;
-        let (mut name, mut qualifier, mut call, mut call_name, mut receiver) = (None, None, None, None, None);
+        let (mut name, mut qualifier, mut call, mut call_name, mut receiver) =
+            (None, None, None, None, None);
         let (mut import, mut module, mut implementor) = (None, None, None);
         let mut names = Vec::new();
         let mut bases = Vec::new();
@@ -127,7 +128,16 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
             }
         }
         if let (Some((node, role)), Some(name)) = (def, name) {
-            record_def(&mut hits, &mut def_index, lang, node, role, name, qualifier, src);
+            record_def(
+                &mut hits,
+                &mut def_index,
+                lang,
+                node,
+                role,
+                name,
+                qualifier,
+                src,
+            );
         }
         if let (Some(call), Some(name)) = (call, call_name) {
             hits.calls.push(CallHit {
@@ -145,7 +155,9 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
                 module: module.map(|m| strip_quotes(&node_text(m, src))),
                 names: name_texts.collect(),
             }),
-            None => hits.loose_import_names.extend(names.iter().map(|n| n.start_byte()).zip(name_texts)),
+            None => hits
+                .loose_import_names
+                .extend(names.iter().map(|n| n.start_byte()).zip(name_texts)),
         }
         let implementor = implementor.map(|n| normalize_type(&node_text(n, src)));
         for (node, kind) in bases {
@@ -199,9 +211,21 @@ fn record_def(
         name,
         qualifier,
         is_scope,
-        signature: if is_scope { String::new() } else { docs::signature(node, src) },
-        doc: if is_scope { None } else { docs::doc(node, src, lang.spec) },
-        split_lines: if is_scope { Vec::new() } else { docs::split_lines(node) },
+        signature: if is_scope {
+            String::new()
+        } else {
+            docs::signature(node, src)
+        },
+        doc: if is_scope {
+            None
+        } else {
+            docs::doc(node, src, lang.spec)
+        },
+        split_lines: if is_scope {
+            Vec::new()
+        } else {
+            docs::split_lines(node)
+        },
     });
 }
 
@@ -216,11 +240,17 @@ fn normalize_type(text: &str) -> String {
 
 fn last_segment(text: &str) -> String {
     let t = text.trim();
-    t.rsplit(['.', ':', '\\', '/']).next().unwrap_or(t).trim().to_string()
+    t.rsplit(['.', ':', '\\', '/'])
+        .next()
+        .unwrap_or(t)
+        .trim()
+        .to_string()
 }
 
 fn strip_quotes(text: &str) -> String {
-    text.trim().trim_matches(|c| matches!(c, '"' | '\'' | '<' | '>' | '`')).to_string()
+    text.trim()
+        .trim_matches(|c| matches!(c, '"' | '\'' | '<' | '>' | '`'))
+        .to_string()
 }
 
 fn module_name(path: &str) -> String {
@@ -232,9 +262,16 @@ fn module_name(path: &str) -> String {
 fn push_module(parsed: &mut ParsedFile, doc: Option<String>) {
     let text = &parsed.text;
     let lines = text.lines().count().max(1) as u32;
-    let kind = if parsed.language.name == "markdown" { EntityKind::Document } else { EntityKind::Module };
+    let kind = if parsed.language.name == "markdown" {
+        EntityKind::Document
+    } else {
+        EntityKind::Module
+    };
     let file_name = parsed.path.rsplit('/').next().unwrap_or(&parsed.path);
-    let name = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s).to_string();
+    let name = file_name
+        .rsplit_once('.')
+        .map_or(file_name, |(s, _)| s)
+        .to_string();
     parsed.entities.push(Entity {
         id: parsed.path.clone(),
         parent: None,
@@ -273,7 +310,10 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
     let mut qualified_defs = Vec::new();
     let mut too_deep = false;
     for def in defs {
-        while stack.last().is_some_and(|top| top.end <= def.span.start_byte || top.end < def.span.end_byte) {
+        while stack
+            .last()
+            .is_some_and(|top| top.end <= def.span.start_byte || top.end < def.span.end_byte)
+        {
             stack.pop();
         }
         if stack.len() >= MAX_DEPTH {
@@ -285,9 +325,17 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
             Some(q) => format!("{q}.{}", def.name),
             None => def.name.clone(),
         };
-        let qualified = if prefix.is_empty() { own } else { format!("{prefix}.{own}") };
+        let qualified = if prefix.is_empty() {
+            own
+        } else {
+            format!("{prefix}.{own}")
+        };
         if def.is_scope {
-            stack.push(Frame { end: def.span.end_byte, entity: None, qualified });
+            stack.push(Frame {
+                end: def.span.end_byte,
+                entity: None,
+                qualified,
+            });
             continue;
         }
         let enclosing = stack.iter().rev().find_map(|f| f.entity);
@@ -301,7 +349,11 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
         let base_id = format!("{}::{qualified}", parsed.path);
         let count = seen_ids.entry(base_id.clone()).or_insert(0);
         *count += 1;
-        let id = if *count == 1 { base_id } else { format!("{base_id}#{count}") };
+        let id = if *count == 1 {
+            base_id
+        } else {
+            format!("{base_id}#{count}")
+        };
         let parent = parsed.entities[enclosing.unwrap_or(0)].id.clone();
         let index = parsed.entities.len();
         if let Some(q) = &def.qualifier {
@@ -323,7 +375,11 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
             content_hash: content_hash(&[body]),
             split_lines: def.split_lines,
         });
-        stack.push(Frame { end: def.span.end_byte, entity: Some(index), qualified });
+        stack.push(Frame {
+            end: def.span.end_byte,
+            entity: Some(index),
+            qualified,
+        });
     }
     if too_deep {
         parsed.issues.push(ParseIssue {
@@ -352,8 +408,12 @@ fn attach_qualified_parents(parsed: &mut ParsedFile, qualified: &[(usize, String
 
 /// For each point, the innermost entity (excluding the module) whose span contains it.
 fn innermost_entities(entities: &[Entity], points: &[usize]) -> Vec<Option<usize>> {
-    let spans: Vec<(usize, usize, usize)> =
-        entities.iter().enumerate().skip(1).map(|(i, e)| (e.span.start_byte, e.span.end_byte, i)).collect();
+    let spans: Vec<(usize, usize, usize)> = entities
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, e)| (e.span.start_byte, e.span.end_byte, i))
+        .collect();
     innermost(&spans, points)
 }
 
@@ -399,7 +459,11 @@ fn attach_calls(parsed: &mut ParsedFile, calls: Vec<CallHit>) {
         .collect();
 }
 
-fn attach_imports(parsed: &mut ParsedFile, mut imports: Vec<ImportHit>, loose: Vec<(usize, String)>) {
+fn attach_imports(
+    parsed: &mut ParsedFile,
+    mut imports: Vec<ImportHit>,
+    loose: Vec<(usize, String)>,
+) {
     imports.sort_by_key(|i| (i.span.start_byte, Reverse(i.span.end_byte)));
     imports.dedup_by(|b, a| {
         let same = a.span.start_byte == b.span.start_byte && a.span.end_byte == b.span.end_byte;
@@ -409,8 +473,11 @@ fn attach_imports(parsed: &mut ParsedFile, mut imports: Vec<ImportHit>, loose: V
         }
         same
     });
-    let spans: Vec<(usize, usize, usize)> =
-        imports.iter().enumerate().map(|(i, imp)| (imp.span.start_byte, imp.span.end_byte, i)).collect();
+    let spans: Vec<(usize, usize, usize)> = imports
+        .iter()
+        .enumerate()
+        .map(|(i, imp)| (imp.span.start_byte, imp.span.end_byte, i))
+        .collect();
     let points: Vec<usize> = loose.iter().map(|(pos, _)| *pos).collect();
     for ((_, name), owner) in loose.into_iter().zip(innermost(&spans, &points)) {
         if let Some(i) = owner {
@@ -442,7 +509,11 @@ fn attach_imports(parsed: &mut ParsedFile, mut imports: Vec<ImportHit>, loose: V
 /// `a.b.C` → (`a.b.C`, [C]).
 fn split_module_and_names(raw: &str, separator: &str) -> (String, Vec<String>) {
     if let Some((module, rest)) = raw.split_once('{') {
-        let module = module.trim_end_matches(separator).trim_end_matches("::").trim().to_string();
+        let module = module
+            .trim_end_matches(separator)
+            .trim_end_matches("::")
+            .trim()
+            .to_string();
         let names = rest.trim_end_matches('}').split(',').map(|part| {
             let part = part.split(" as ").next().unwrap_or(part);
             last_segment(part)
@@ -451,7 +522,10 @@ fn split_module_and_names(raw: &str, separator: &str) -> (String, Vec<String>) {
     }
     let path = raw.split(" as ").next().unwrap_or(raw).trim();
     let last = path.rsplit(separator).next().unwrap_or(path);
-    let stem = last.rsplit_once('.').filter(|_| separator != ".").map_or(last, |(s, _)| s);
+    let stem = last
+        .rsplit_once('.')
+        .filter(|_| separator != ".")
+        .map_or(last, |(s, _)| s);
     (path.to_string(), vec![stem.to_string()])
 }
 
@@ -464,9 +538,17 @@ fn attach_heritage(parsed: &mut ParsedFile, heritage: Vec<HeritageHit>) {
         .map(|(hit, owner)| {
             let from = match &hit.implementor {
                 Some(_) => 0,
-                None => owner.filter(|&i| parsed.entities[i].kind == EntityKind::Class).unwrap_or(0),
+                None => owner
+                    .filter(|&i| parsed.entities[i].kind == EntityKind::Class)
+                    .unwrap_or(0),
             };
-            HeritageRef { from, implementor: hit.implementor, name: hit.name, kind: hit.kind, line: hit.line }
+            HeritageRef {
+                from,
+                implementor: hit.implementor,
+                name: hit.name,
+                kind: hit.kind,
+                line: hit.line,
+            }
         })
         .collect();
 }
@@ -479,18 +561,33 @@ mod tests {
     fn innermost_picks_the_deepest_containing_span() {
         // 0..100 contains 10..50 which contains 20..30; 60..70 is a sibling.
         let spans = [(0, 100, 0), (10, 50, 1), (20, 30, 2), (60, 70, 3)];
-        assert_eq!(innermost(&spans, &[25, 15, 65, 5, 55, 150]), [Some(2), Some(1), Some(3), Some(0), Some(0), None]);
+        assert_eq!(
+            innermost(&spans, &[25, 15, 65, 5, 55, 150]),
+            [Some(2), Some(1), Some(3), Some(0), Some(0), None]
+        );
     }
 
     #[test]
     fn module_and_names_are_split_per_syntax() {
         assert_eq!(
             split_module_and_names("crate::shapes::{Area, Circle}", "::"),
-            ("crate::shapes".to_string(), vec!["Area".to_string(), "Circle".to_string()])
+            (
+                "crate::shapes".to_string(),
+                vec!["Area".to_string(), "Circle".to_string()]
+            )
         );
-        assert_eq!(split_module_and_names("java.util.List", "."), ("java.util.List".into(), vec!["List".into()]));
-        assert_eq!(split_module_and_names("./math", "/"), ("./math".into(), vec!["math".into()]));
-        assert_eq!(split_module_and_names("list.h", "/"), ("list.h".into(), vec!["list".into()]));
+        assert_eq!(
+            split_module_and_names("java.util.List", "."),
+            ("java.util.List".into(), vec!["List".into()])
+        );
+        assert_eq!(
+            split_module_and_names("./math", "/"),
+            ("./math".into(), vec!["math".into()])
+        );
+        assert_eq!(
+            split_module_and_names("list.h", "/"),
+            ("list.h".into(), vec!["list".into()])
+        );
     }
 
     #[test]

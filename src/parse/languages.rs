@@ -39,8 +39,12 @@ pub struct LanguageSpec {
 }
 
 const ECMA: &str = include_str!("queries/ecma.scm");
-const ECMA_WRAPPERS: &[&str] =
-    &["export_statement", "lexical_declaration", "variable_declaration", "expression_statement"];
+const ECMA_WRAPPERS: &[&str] = &[
+    "export_statement",
+    "lexical_declaration",
+    "variable_declaration",
+    "expression_statement",
+];
 
 fn python() -> tree_sitter::Language {
     tree_sitter_python::LANGUAGE.into()
@@ -252,7 +256,10 @@ pub static LANGUAGES: &[LanguageSpec] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// `@def.<kind>[.<subkind>]` on a definition node.
-    Def { kind: &'static str, subkind: Option<&'static str> },
+    Def {
+        kind: &'static str,
+        subkind: Option<&'static str>,
+    },
     /// `@scope`: a named container that is not an entity (Rust `mod`, namespaces).
     Scope,
     Name,
@@ -271,19 +278,37 @@ pub enum Role {
 }
 
 const DEF_KINDS: &[&str] = &["class", "function", "method", "section"];
-const SUBKINDS: &[&str] =
-    &["struct", "enum", "union", "trait", "type", "interface", "record", "module"];
+const SUBKINDS: &[&str] = &[
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "type",
+    "interface",
+    "record",
+    "module",
+];
 
 fn decode_role(capture: &str) -> Result<Role, String> {
     if capture.starts_with('_') {
         return Ok(Role::Ignored);
     }
     if let Some(rest) = capture.strip_prefix("def.") {
-        let (kind, sub) = rest.split_once('.').map_or((rest, None), |(k, s)| (k, Some(s)));
-        let kind = DEF_KINDS.iter().find(|k| **k == kind).ok_or(format!("unknown def kind `{kind}`"))?;
+        let (kind, sub) = rest
+            .split_once('.')
+            .map_or((rest, None), |(k, s)| (k, Some(s)));
+        let kind = DEF_KINDS
+            .iter()
+            .find(|k| **k == kind)
+            .ok_or(format!("unknown def kind `{kind}`"))?;
         let subkind = match sub {
             None => None,
-            Some(s) => Some(*SUBKINDS.iter().find(|k| **k == s).ok_or(format!("unknown subkind `{s}`"))?),
+            Some(s) => Some(
+                *SUBKINDS
+                    .iter()
+                    .find(|k| **k == s)
+                    .ok_or(format!("unknown subkind `{s}`"))?,
+            ),
         };
         return Ok(Role::Def { kind, subkind });
     }
@@ -323,7 +348,12 @@ impl Language {
             .iter()
             .map(|name| decode_role(name).map_err(|e| format!("{}: {e}", spec.name)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Language { spec, grammar, query, roles })
+        Ok(Language {
+            spec,
+            grammar,
+            query,
+            roles,
+        })
     }
 }
 
@@ -335,7 +365,10 @@ pub fn all() -> &'static [Language] {
     COMPILED.get_or_init(|| {
         LANGUAGES
             .iter()
-            .map(|spec| Language::compile(spec).unwrap_or_else(|e| panic!("bundled query does not compile: {e}")))
+            .map(|spec| {
+                Language::compile(spec)
+                    .unwrap_or_else(|e| panic!("bundled query does not compile: {e}"))
+            })
             .collect()
     })
 }
@@ -343,14 +376,20 @@ pub fn all() -> &'static [Language] {
 /// The language of a path, by extension.
 pub fn for_path(path: &str) -> Option<&'static Language> {
     let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-    all().iter().find(|lang| lang.spec.extensions.contains(&ext.as_str()))
+    all()
+        .iter()
+        .find(|lang| lang.spec.extensions.contains(&ext.as_str()))
 }
 
 /// Whether knowcode can parse a path (cheap: no query compilation).
 pub fn is_supported(path: &str) -> bool {
-    let Some((_, ext)) = path.rsplit_once('.') else { return false };
+    let Some((_, ext)) = path.rsplit_once('.') else {
+        return false;
+    };
     let ext = ext.to_ascii_lowercase();
-    LANGUAGES.iter().any(|spec| spec.extensions.contains(&ext.as_str()))
+    LANGUAGES
+        .iter()
+        .any(|spec| spec.extensions.contains(&ext.as_str()))
 }
 
 #[cfg(test)]

@@ -48,9 +48,16 @@ impl EntityKind {
     }
 
     pub fn parse(s: &str) -> Option<EntityKind> {
-        [Self::Module, Self::Class, Self::Function, Self::Method, Self::Document, Self::Section]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            Self::Module,
+            Self::Class,
+            Self::Function,
+            Self::Method,
+            Self::Document,
+            Self::Section,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 
     /// Functions and methods: what a call can land on (classes too, as constructors).
@@ -213,7 +220,9 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers.entry(language.spec.name).or_insert_with(|| {
             let mut parser = Parser::new();
-            parser.set_language(&language.grammar).expect("grammar ABI is supported");
+            parser
+                .set_language(&language.grammar)
+                .expect("grammar ABI is supported");
             parser
         });
         parse_with_deadline(parser, file.text.as_bytes())

@@ -42,21 +42,83 @@ impl Section {
 pub fn template(task: TaskType) -> &'static [Section] {
     use Section::*;
     match task {
-        TaskType::Explain => &[Header, Signature, Doc, Parent, Callees, Callers, Children, Source],
+        TaskType::Explain => &[
+            Header, Signature, Doc, Parent, Callees, Callers, Children, Source,
+        ],
         TaskType::Debug => &[Header, Signature, Source, Callees, Callers, Doc, Parent],
-        TaskType::Extend => &[Header, Signature, Doc, Children, Parent, Callers, Callees, Source],
+        TaskType::Extend => &[
+            Header, Signature, Doc, Children, Parent, Callers, Callees, Source,
+        ],
         TaskType::Review => &[Header, Signature, Source, Doc, Callers, Callees, Parent],
         TaskType::Locate => &[Header, Signature, Doc, Parent, Callers],
-        TaskType::General => &[Header, Signature, Doc, Parent, Callees, Callers, Children, Source],
+        TaskType::General => &[
+            Header, Signature, Doc, Parent, Callees, Callers, Children, Source,
+        ],
     }
 }
 
 const RULES: &[(TaskType, &[&str])] = &[
-    (TaskType::Debug, &["error", "exception", "bug", "fail", "crash", "traceback", "panic", "broken", "wrong", "fix", "not working", "raises", "stack trace"]),
-    (TaskType::Extend, &["add ", "implement", "extend", "support for", "new ", "introduce", "feature", "allow"]),
-    (TaskType::Review, &["review", "audit", "risk", "security", "vulnerab", "smell", "refactor", "quality"]),
-    (TaskType::Locate, &["where", "find", "locate", "which file", "defined", "definition of"]),
-    (TaskType::Explain, &["how", "what", "explain", "why", "describe", "purpose", "understand", "work"]),
+    (
+        TaskType::Debug,
+        &[
+            "error",
+            "exception",
+            "bug",
+            "fail",
+            "crash",
+            "traceback",
+            "panic",
+            "broken",
+            "wrong",
+            "fix",
+            "not working",
+            "raises",
+            "stack trace",
+        ],
+    ),
+    (
+        TaskType::Extend,
+        &[
+            "add ",
+            "implement",
+            "extend",
+            "support for",
+            "new ",
+            "introduce",
+            "feature",
+            "allow",
+        ],
+    ),
+    (
+        TaskType::Review,
+        &[
+            "review", "audit", "risk", "security", "vulnerab", "smell", "refactor", "quality",
+        ],
+    ),
+    (
+        TaskType::Locate,
+        &[
+            "where",
+            "find",
+            "locate",
+            "which file",
+            "defined",
+            "definition of",
+        ],
+    ),
+    (
+        TaskType::Explain,
+        &[
+            "how",
+            "what",
+            "explain",
+            "why",
+            "describe",
+            "purpose",
+            "understand",
+            "work",
+        ],
+    ),
 ];
 
 /// `auto`: the task type a query reads as, with a confidence in [0, 1].
@@ -70,7 +132,9 @@ pub fn classify(query: &str) -> (TaskType, f64) {
         }
     }
     match best {
-        (TaskType::General, _) if super::rank::query_shape(query) == super::rank::QueryShape::Identifier => {
+        (TaskType::General, _)
+            if super::rank::query_shape(query) == super::rank::QueryShape::Identifier =>
+        {
             (TaskType::Locate, 0.6)
         }
         (TaskType::General, _) => (TaskType::General, 0.3),
@@ -112,7 +176,12 @@ fn short_name(generation: &LoadedGeneration, id: &str, from_path: &str) -> Strin
     }
 }
 
-fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, profile: &ResponseProfile) -> Option<String> {
+fn render(
+    generation: &LoadedGeneration,
+    entity: &Entity,
+    section: Section,
+    profile: &ResponseProfile,
+) -> Option<String> {
     let text = match section {
         Section::Header => format!(
             "## {} ({}, {}:{}-{})",
@@ -125,7 +194,11 @@ fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, prof
         Section::Signature => entity.signature.clone(),
         Section::Doc => {
             let doc = entity.doc.as_deref()?;
-            if profile.full_docs() { doc.to_string() } else { doc.split("\n\n").next().unwrap_or(doc).to_string() }
+            if profile.full_docs() {
+                doc.to_string()
+            } else {
+                doc.split("\n\n").next().unwrap_or(doc).to_string()
+            }
         }
         Section::Parent => {
             let parent = generation.entity(entity.parent.as_deref()?)?;
@@ -150,7 +223,14 @@ fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, prof
             if resolved.is_empty() && unresolved.is_empty() {
                 return None;
             }
-            let mut line = format!("calls: {}", if resolved.is_empty() { "-".into() } else { list_names(resolved) });
+            let mut line = format!(
+                "calls: {}",
+                if resolved.is_empty() {
+                    "-".into()
+                } else {
+                    list_names(resolved)
+                }
+            );
             if !unresolved.is_empty() {
                 line.push_str(&format!("; unresolved: {}", list_names(unresolved)));
             }
@@ -159,7 +239,13 @@ fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, prof
         Section::Callers => {
             let mut callers: Vec<String> = generation
                 .incoming(&entity.id, EdgeKind::Calls)
-                .map(|e| format!("{}:{}", short_name(generation, &e.source, &entity.path), e.line))
+                .map(|e| {
+                    format!(
+                        "{}:{}",
+                        short_name(generation, &e.source, &entity.path),
+                        e.line
+                    )
+                })
                 .collect();
             callers.sort();
             callers.dedup();
@@ -167,12 +253,19 @@ fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, prof
                 let unresolved = generation
                     .edges
                     .iter()
-                    .filter(|e| e.kind == EdgeKind::Calls && e.target.is_none() && e.target_name == entity.name)
+                    .filter(|e| {
+                        e.kind == EdgeKind::Calls
+                            && e.target.is_none()
+                            && e.target_name == entity.name
+                    })
                     .count();
                 if unresolved == 0 || entity.kind.is_file_level() {
                     return None;
                 }
-                format!("called by: none resolved ({unresolved} unresolved calls use the name `{}`)", entity.name)
+                format!(
+                    "called by: none resolved ({unresolved} unresolved calls use the name `{}`)",
+                    entity.name
+                )
             } else {
                 format!("called by: {}", list_names(callers))
             }
@@ -181,7 +274,11 @@ fn render(generation: &LoadedGeneration, entity: &Entity, section: Section, prof
             let members: Vec<String> = generation
                 .outgoing(&entity.id, EdgeKind::Contains)
                 .filter_map(|e| generation.entity(e.target.as_deref()?))
-                .filter(|e| e.kind != EntityKind::Section || entity.kind == EntityKind::Section || entity.kind == EntityKind::Document)
+                .filter(|e| {
+                    e.kind != EntityKind::Section
+                        || entity.kind == EntityKind::Section
+                        || entity.kind == EntityKind::Document
+                })
                 .map(|e| e.name.clone())
                 .collect();
             if members.is_empty() {
@@ -225,7 +322,9 @@ pub fn build_bundle(
             }
             continue;
         }
-        let Some(content) = render(generation, entity, section, profile) else { continue };
+        let Some(content) = render(generation, entity, section, profile) else {
+            continue;
+        };
         bundle.planned.push(section);
         let candidate = join(&bundle.text, &content);
         let candidate_tokens = tokens::count(&candidate);
@@ -257,7 +356,11 @@ pub fn build_bundle(
 }
 
 fn join(text: &str, content: &str) -> String {
-    if text.is_empty() { content.to_string() } else { format!("{text}\n{content}") }
+    if text.is_empty() {
+        content.to_string()
+    } else {
+        format!("{text}\n{content}")
+    }
 }
 
 /// The source cut at a line boundary so that `text` + source + marker fits `budget`.
@@ -281,10 +384,19 @@ mod tests {
 
     #[test]
     fn classification_reads_intent() {
-        assert_eq!(classify("why does checkout raise an exception").0, TaskType::Debug);
+        assert_eq!(
+            classify("why does checkout raise an exception").0,
+            TaskType::Debug
+        );
         assert_eq!(classify("add support for coupons").0, TaskType::Extend);
-        assert_eq!(classify("where is the discount defined").0, TaskType::Locate);
-        assert_eq!(classify("how does the cart compute its total").0, TaskType::Explain);
+        assert_eq!(
+            classify("where is the discount defined").0,
+            TaskType::Locate
+        );
+        assert_eq!(
+            classify("how does the cart compute its total").0,
+            TaskType::Explain
+        );
         assert_eq!(classify("apply_discount").0, TaskType::Locate);
         let (_, confidence) = classify("cart totals");
         assert!(confidence < 0.5);
@@ -293,7 +405,13 @@ mod tests {
     #[test]
     fn source_hungry_templates_put_source_early() {
         for task in [TaskType::Debug, TaskType::Review] {
-            assert!(template(task).iter().position(|s| *s == Section::Source).unwrap() <= 2);
+            assert!(
+                template(task)
+                    .iter()
+                    .position(|s| *s == Section::Source)
+                    .unwrap()
+                    <= 2
+            );
         }
         assert!(!template(TaskType::Locate).contains(&Section::Source));
     }

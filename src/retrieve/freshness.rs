@@ -39,18 +39,23 @@ fn is_zero(n: &usize) -> bool {
 }
 
 type CacheEntry = (Instant, String, Freshness);
-static CACHE: LazyLock<Mutex<HashMap<PathBuf, CacheEntry>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+static CACHE: LazyLock<Mutex<HashMap<PathBuf, CacheEntry>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The freshness of `generation`, at most two seconds old.
 pub fn check(generation: &LoadedGeneration) -> Freshness {
     let key = generation.root.clone();
-    if let Some((at, id, cached)) = CACHE.lock().expect("freshness cache").get(&key) {
-        if *id == generation.id && at.elapsed() < CACHE_FOR {
-            return cached.clone();
-        }
+    if let Some((at, id, cached)) = CACHE.lock().expect("freshness cache").get(&key)
+        && *id == generation.id
+        && at.elapsed() < CACHE_FOR
+    {
+        return cached.clone();
     }
     let fresh = compute(generation);
-    CACHE.lock().expect("freshness cache").insert(key, (Instant::now(), generation.id.clone(), fresh.clone()));
+    CACHE
+        .lock()
+        .expect("freshness cache")
+        .insert(key, (Instant::now(), generation.id.clone(), fresh.clone()));
     fresh
 }
 
@@ -61,9 +66,14 @@ pub fn invalidate() {
 
 fn compute(generation: &LoadedGeneration) -> Freshness {
     let manifest = &generation.manifest;
-    let options = WalkOptions { max_file_bytes: u64::MAX, ignore_globs: Vec::new(), exclude_dirs: Vec::new() };
+    let options = WalkOptions {
+        max_file_bytes: u64::MAX,
+        ignore_globs: Vec::new(),
+        exclude_dirs: Vec::new(),
+    };
     let tree = walk::stat_files(&generation.root, &options, &is_supported).unwrap_or_default();
-    let skipped: std::collections::HashSet<&str> = manifest.skipped.iter().map(|s| s.path.as_str()).collect();
+    let skipped: std::collections::HashSet<&str> =
+        manifest.skipped.iter().map(|s| s.path.as_str()).collect();
     let mut changed = 0;
     let mut added = 0;
     let mut newest_ns = 0i64;
@@ -76,7 +86,11 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
             None => added += 1,
         }
     }
-    let deleted = manifest.files.keys().filter(|p| !tree.contains_key(*p)).count();
+    let deleted = manifest
+        .files
+        .keys()
+        .filter(|p| !tree.contains_key(*p))
+        .count();
     let mut reasons = Vec::new();
     if changed > 0 {
         reasons.push("source_changed");

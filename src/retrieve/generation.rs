@@ -58,7 +58,11 @@ impl LoadedGeneration {
     }
 
     pub fn entities_named(&self, name: &str) -> impl Iterator<Item = &Entity> {
-        self.by_name.get(name).into_iter().flatten().map(|&i| &self.entities[i])
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.entities[i])
     }
 
     pub fn chunk(&self, id: &str) -> Option<&ChunkRow> {
@@ -67,17 +71,31 @@ impl LoadedGeneration {
 
     /// The entity's chunks in order.
     pub fn chunks_of(&self, entity_id: &str) -> impl Iterator<Item = &ChunkRow> {
-        self.chunks_of.get(entity_id).into_iter().flatten().map(|&i| &self.chunks[i])
+        self.chunks_of
+            .get(entity_id)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.chunks[i])
     }
 
     /// Edges leaving an entity, of one kind.
     pub fn outgoing(&self, id: &str, kind: EdgeKind) -> impl Iterator<Item = &Edge> {
-        self.outgoing.get(id).into_iter().flatten().map(|&i| &self.edges[i]).filter(move |e| e.kind == kind)
+        self.outgoing
+            .get(id)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.edges[i])
+            .filter(move |e| e.kind == kind)
     }
 
     /// Resolved edges arriving at an entity, of one kind.
     pub fn incoming(&self, id: &str, kind: EdgeKind) -> impl Iterator<Item = &Edge> {
-        self.incoming.get(id).into_iter().flatten().map(|&i| &self.edges[i]).filter(move |e| e.kind == kind)
+        self.incoming
+            .get(id)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.edges[i])
+            .filter(move |e| e.kind == kind)
     }
 
     /// The entity's source as indexed (its chunks, overlaps removed).
@@ -130,7 +148,10 @@ impl LoadedGeneration {
         }
         for (i, c) in self.chunks.iter().enumerate() {
             self.chunk_by_id.insert(c.id.clone(), i);
-            self.chunks_of.entry(c.entity_id.clone()).or_default().push(i);
+            self.chunks_of
+                .entry(c.entity_id.clone())
+                .or_default()
+                .push(i);
         }
         for list in self.chunks_of.values_mut() {
             list.sort_by_key(|&i| (self.chunks[i].part, self.chunks[i].start_line));
@@ -145,21 +166,48 @@ impl LoadedGeneration {
 }
 
 async fn read_chunk_rows(table: &lancedb::Table) -> anyhow::Result<Vec<ChunkRow>> {
-    let columns = ["id", "entity_id", "path", "kind", "start_line", "end_line", "part", "text"];
-    let batches: Vec<arrow_array::RecordBatch> =
-        table.query().select(Select::columns(&columns)).execute().await?.try_collect().await?;
+    let columns = [
+        "id",
+        "entity_id",
+        "path",
+        "kind",
+        "start_line",
+        "end_line",
+        "part",
+        "text",
+    ];
+    let batches: Vec<arrow_array::RecordBatch> = table
+        .query()
+        .select(Select::columns(&columns))
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
     let mut rows = Vec::new();
     for batch in batches {
         let s = |name: &str| {
-            batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
         };
         let n = |name: &str| {
-            batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<UInt32Array>().cloned())
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<UInt32Array>().cloned())
         };
         let missing = || anyhow::anyhow!("chunks table lacks a column");
-        let (id, entity, path, kind, text) =
-            (s("id").ok_or_else(missing)?, s("entity_id").ok_or_else(missing)?, s("path").ok_or_else(missing)?, s("kind").ok_or_else(missing)?, s("text").ok_or_else(missing)?);
-        let (start, end, part) = (n("start_line").ok_or_else(missing)?, n("end_line").ok_or_else(missing)?, n("part").ok_or_else(missing)?);
+        let (id, entity, path, kind, text) = (
+            s("id").ok_or_else(missing)?,
+            s("entity_id").ok_or_else(missing)?,
+            s("path").ok_or_else(missing)?,
+            s("kind").ok_or_else(missing)?,
+            s("text").ok_or_else(missing)?,
+        );
+        let (start, end, part) = (
+            n("start_line").ok_or_else(missing)?,
+            n("end_line").ok_or_else(missing)?,
+            n("part").ok_or_else(missing)?,
+        );
         for i in 0..batch.num_rows() {
             rows.push(ChunkRow {
                 id: id.value(i).to_string(),
@@ -186,7 +234,11 @@ pub struct GenerationCache {
 
 impl GenerationCache {
     pub fn new(store_dir: PathBuf) -> Self {
-        GenerationCache { store: Store::at(&store_dir), store_dir, loaded: Mutex::new(None) }
+        GenerationCache {
+            store: Store::at(&store_dir),
+            store_dir,
+            loaded: Mutex::new(None),
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -199,13 +251,27 @@ impl GenerationCache {
 
     /// The current generation; `missing_knowledge_store` when none was ever published.
     pub async fn current(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
-        let id = self.store.current_id().ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
-        if let Some(loaded) = self.loaded.lock().expect("cache lock").as_ref().filter(|g| g.id == id) {
+        let id = self
+            .store
+            .current_id()
+            .ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
+        if let Some(loaded) = self
+            .loaded
+            .lock()
+            .expect("cache lock")
+            .as_ref()
+            .filter(|g| g.id == id)
+        {
             return Ok(loaded.clone());
         }
-        let generation = LoadedGeneration::load(&self.store, &id).await.map_err(|e| {
-            KnowcodeError::new(ErrorCode::StoreCorrupt, format!("cannot open generation {id}: {e:#}"))
-        })?;
+        let generation = LoadedGeneration::load(&self.store, &id)
+            .await
+            .map_err(|e| {
+                KnowcodeError::new(
+                    ErrorCode::StoreCorrupt,
+                    format!("cannot open generation {id}: {e:#}"),
+                )
+            })?;
         let generation = Arc::new(generation);
         *self.loaded.lock().expect("cache lock") = Some(generation.clone());
         Ok(generation)

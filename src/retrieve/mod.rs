@@ -63,7 +63,9 @@ impl QueryRequest {
 
 /// The per-entity budget: `max(1, min(2000, max_tokens / limit_entities))`.
 pub fn entity_budget(max_tokens: usize, limit_entities: usize) -> usize {
-    (max_tokens / limit_entities.max(1)).clamp(1, MAX_ENTITY_TOKENS.max(1)).min(MAX_ENTITY_TOKENS)
+    (max_tokens / limit_entities.max(1))
+        .clamp(1, MAX_ENTITY_TOKENS.max(1))
+        .min(MAX_ENTITY_TOKENS)
 }
 
 /// One ranked chunk as `semantic_search` returns it.
@@ -96,7 +98,11 @@ pub struct Retriever {
 
 impl Retriever {
     pub fn new(store_dir: PathBuf, config: Config) -> Self {
-        Retriever { cache: GenerationCache::new(store_dir), config, embedder: Mutex::new(None) }
+        Retriever {
+            cache: GenerationCache::new(store_dir),
+            config,
+            embedder: Mutex::new(None),
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -108,13 +114,20 @@ impl Retriever {
     }
 
     /// The query vector, or why there is none (lexical generation, model missing, mismatch).
-    fn query_vector(&self, generation: &LoadedGeneration, text: &str) -> Result<Option<Vec<f32>>, String> {
+    fn query_vector(
+        &self,
+        generation: &LoadedGeneration,
+        text: &str,
+    ) -> Result<Option<Vec<f32>>, String> {
         if !generation.has_vectors() {
             return Ok(None);
         }
         let mut slot = self.embedder.lock().expect("embedder lock");
-        let embedder = slot.get_or_insert_with(|| Embedder::load(&self.config).map_err(|e| e.message));
-        let embedder = embedder.as_mut().map_err(|e| format!("vector leg unavailable: {e}"))?;
+        let embedder =
+            slot.get_or_insert_with(|| Embedder::load(&self.config).map_err(|e| e.message));
+        let embedder = embedder
+            .as_mut()
+            .map_err(|e| format!("vector leg unavailable: {e}"))?;
         if generation.manifest.embedding.as_ref() != Some(embedder.info()) {
             return Err(format!(
                 "vector leg skipped: the index was built with {:?}, the configured model is {:?}",
@@ -130,7 +143,14 @@ impl Retriever {
             Ok(v) => (v, None),
             Err(e) => (None, Some(e)),
         };
-        let mut ranking = rank::rank(generation, query, vector.as_deref(), self.config.config.hybrid_alpha, limit).await;
+        let mut ranking = rank::rank(
+            generation,
+            query,
+            vector.as_deref(),
+            self.config.config.hybrid_alpha,
+            limit,
+        )
+        .await;
         ranking.errors.extend(vector_error);
         ranking
     }
@@ -142,7 +162,10 @@ impl Retriever {
 
     /// `query` plus the entities whose context was packed (first is the answer), whatever
     /// the verbosity: what evaluation scripts compare against gold answers.
-    pub async fn answer(&self, request: &QueryRequest) -> Result<(Value, Vec<crate::parse::Entity>), KnowcodeError> {
+    pub async fn answer(
+        &self,
+        request: &QueryRequest,
+    ) -> Result<(Value, Vec<crate::parse::Entity>), KnowcodeError> {
         validate_budget(request.max_tokens, request.limit_entities)?;
         let generation = self.generation().await?;
         let (task, task_confidence) = match request.task_type {
@@ -150,23 +173,54 @@ impl Retriever {
             None => context::classify(&request.query),
         };
         let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
-        let ranking = self.ranked(&generation, &request.query, request.limit_entities.max(10)).await;
+        let ranking = self
+            .ranked(&generation, &request.query, request.limit_entities.max(10))
+            .await;
         let mut bundles = Vec::new();
         let mut remaining = request.max_tokens;
         let per_entity = entity_budget(request.max_tokens, request.limit_entities);
         for hit in ranking.hits.iter().take(request.limit_entities) {
-            let Some(entity) = generation.entity(&hit.entity_id) else { continue };
-            let bundle = context::build_bundle(&generation, entity, task, &profile, per_entity.min(remaining.saturating_sub(2)));
+            let Some(entity) = generation.entity(&hit.entity_id) else {
+                continue;
+            };
+            let bundle = context::build_bundle(
+                &generation,
+                entity,
+                task,
+                &profile,
+                per_entity.min(remaining.saturating_sub(2)),
+            );
             remaining = remaining.saturating_sub(bundle.tokens + 2);
             bundles.push(bundle);
         }
         if request.expand_deps {
-            self.expand_dependencies(&generation, task, request.verbosity, &mut bundles, &mut remaining);
+            self.expand_dependencies(
+                &generation,
+                task,
+                request.verbosity,
+                &mut bundles,
+                &mut remaining,
+            );
         }
         let confidence = sufficiency::ranking_confidence(&ranking.hits);
-        let payload = Answer { generation: &generation, profile, bundles: &bundles, confidence, ranking: Some(&ranking) }
-            .payload(request.max_tokens, task, task_confidence, &request.query, request.limit_entities);
-        let entities = bundles.iter().filter_map(|b| generation.entity(&b.entity_id).cloned()).collect();
+        let payload = Answer {
+            generation: &generation,
+            profile,
+            bundles: &bundles,
+            confidence,
+            ranking: Some(&ranking),
+        }
+        .payload(
+            request.max_tokens,
+            task,
+            task_confidence,
+            &request.query,
+            request.limit_entities,
+        );
+        let entities = bundles
+            .iter()
+            .filter_map(|b| generation.entity(&b.entity_id).cloned())
+            .collect();
         Ok((payload, entities))
     }
 
@@ -179,17 +233,30 @@ impl Retriever {
         bundles: &mut Vec<Bundle>,
         remaining: &mut usize,
     ) {
-        let Some(first) = bundles.first().map(|b| b.entity_id.clone()) else { return };
+        let Some(first) = bundles.first().map(|b| b.entity_id.clone()) else {
+            return;
+        };
         let summary_profile = ResponseProfile::new(Action::Search, task, verbosity);
-        let mut targets: Vec<String> = generation.outgoing(&first, EdgeKind::Calls).filter_map(|e| e.target.clone()).collect();
+        let mut targets: Vec<String> = generation
+            .outgoing(&first, EdgeKind::Calls)
+            .filter_map(|e| e.target.clone())
+            .collect();
         targets.sort();
         targets.dedup();
         for target in targets.into_iter().take(3) {
             if bundles.iter().any(|b| b.entity_id == target) || *remaining < 30 {
                 continue;
             }
-            let Some(entity) = generation.entity(&target) else { continue };
-            let bundle = context::build_bundle(generation, entity, TaskType::Locate, &summary_profile, (*remaining - 2).min(200));
+            let Some(entity) = generation.entity(&target) else {
+                continue;
+            };
+            let bundle = context::build_bundle(
+                generation,
+                entity,
+                TaskType::Locate,
+                &summary_profile,
+                (*remaining - 2).min(200),
+            );
             if bundle.tokens > 0 {
                 *remaining = remaining.saturating_sub(bundle.tokens + 2);
                 bundles.push(bundle);
@@ -209,21 +276,43 @@ impl Retriever {
         let generation = self.generation().await?;
         let entity = match resolve::resolve(&generation, target) {
             Resolved::Found(entity) => entity,
-            Resolved::Ambiguous(candidates) => return Ok(disambiguation(&generation, target, &candidates)),
+            Resolved::Ambiguous(candidates) => {
+                return Ok(disambiguation(&generation, target, &candidates));
+            }
             Resolved::NotFound => return Err(not_found(target)),
         };
         let task = task_type.unwrap_or(TaskType::Explain);
         let profile = ResponseProfile::new(Action::Context, task, verbosity);
-        let bundle = context::build_bundle(&generation, entity, task, &profile, entity_budget(max_tokens, 1).min(max_tokens));
+        let bundle = context::build_bundle(
+            &generation,
+            entity,
+            task,
+            &profile,
+            entity_budget(max_tokens, 1).min(max_tokens),
+        );
         let bundles = [bundle];
-        let answer = Answer { generation: &generation, profile, bundles: &bundles, confidence: 1.0, ranking: None };
+        let answer = Answer {
+            generation: &generation,
+            profile,
+            bundles: &bundles,
+            confidence: 1.0,
+            ranking: None,
+        };
         Ok(answer.payload(max_tokens, task, 1.0, target, 1))
     }
 
     /// `search`: entities by name or pattern, never with source.
-    pub async fn search(&self, pattern: &str, limit: usize, verbosity: Verbosity) -> Result<Value, KnowcodeError> {
+    pub async fn search(
+        &self,
+        pattern: &str,
+        limit: usize,
+        verbosity: Verbosity,
+    ) -> Result<Value, KnowcodeError> {
         if pattern.trim().is_empty() {
-            return Err(KnowcodeError::invalid_argument("query", "must not be empty"));
+            return Err(KnowcodeError::invalid_argument(
+                "query",
+                "must not be empty",
+            ));
         }
         let generation = self.generation().await?;
         let mut matches: Vec<(u8, &crate::parse::Entity)> = Vec::new();
@@ -236,7 +325,8 @@ impl Retriever {
                 1
             } else if name.starts_with(&lower) {
                 2
-            } else if name.contains(&lower) || entity.qualified_name.to_lowercase().contains(&lower) {
+            } else if name.contains(&lower) || entity.qualified_name.to_lowercase().contains(&lower)
+            {
                 3
             } else {
                 continue;
@@ -252,7 +342,11 @@ impl Retriever {
                 }
             }
         }
-        matches.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.kind.is_file_level().cmp(&b.1.kind.is_file_level())).then(a.1.id.cmp(&b.1.id)));
+        matches.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.kind.is_file_level().cmp(&b.1.kind.is_file_level()))
+                .then(a.1.id.cmp(&b.1.id))
+        });
         let total = matches.len();
         let profile = ResponseProfile::new(Action::Search, TaskType::Locate, verbosity);
         let results: Vec<Value> = matches
@@ -269,7 +363,8 @@ impl Retriever {
                 item
             })
             .collect();
-        let mut payload = json!({"results": results, "total": total, "freshness": freshness::check(&generation)});
+        let mut payload =
+            json!({"results": results, "total": total, "freshness": freshness::check(&generation)});
         if profile.standard_fields() {
             payload["match"] = json!(mode);
         }
@@ -277,14 +372,24 @@ impl Retriever {
     }
 
     /// `trace`: callers or callees to `depth` (≤ 5), with what could not be resolved.
-    pub async fn trace(&self, target: &str, direction: Direction, depth: usize) -> Result<Value, KnowcodeError> {
+    pub async fn trace(
+        &self,
+        target: &str,
+        direction: Direction,
+        depth: usize,
+    ) -> Result<Value, KnowcodeError> {
         if depth == 0 || depth > MAX_TRACE_DEPTH {
-            return Err(KnowcodeError::invalid_argument("depth", format!("must be between 1 and {MAX_TRACE_DEPTH}")));
+            return Err(KnowcodeError::invalid_argument(
+                "depth",
+                format!("must be between 1 and {MAX_TRACE_DEPTH}"),
+            ));
         }
         let generation = self.generation().await?;
         let entity = match resolve::resolve(&generation, target) {
             Resolved::Found(entity) => entity,
-            Resolved::Ambiguous(candidates) => return Ok(disambiguation(&generation, target, &candidates)),
+            Resolved::Ambiguous(candidates) => {
+                return Ok(disambiguation(&generation, target, &candidates));
+            }
             Resolved::NotFound => return Err(not_found(target)),
         };
         let mut seen = std::collections::HashSet::from([entity.id.clone()]);
@@ -325,12 +430,18 @@ impl Retriever {
             "freshness": freshness::check(&generation),
         });
         match direction {
-            Direction::Callees if !unresolved.is_empty() => payload["unresolved"] = json!(unresolved),
+            Direction::Callees if !unresolved.is_empty() => {
+                payload["unresolved"] = json!(unresolved)
+            }
             Direction::Callers => {
                 let maybe = generation
                     .edges
                     .iter()
-                    .filter(|e| e.kind == EdgeKind::Calls && e.target.is_none() && e.target_name == entity.name)
+                    .filter(|e| {
+                        e.kind == EdgeKind::Calls
+                            && e.target.is_none()
+                            && e.target_name == entity.name
+                    })
                     .count();
                 if maybe > 0 {
                     payload["unresolved_calls_with_this_name"] = json!(maybe);
@@ -342,7 +453,12 @@ impl Retriever {
     }
 
     /// `semantic_search` hits (for the CLI batch form and the payload).
-    pub async fn semantic_hits(&self, query: &str, limit: usize, with_text: bool) -> Result<(Vec<SemanticHit>, RetrievalMode), KnowcodeError> {
+    pub async fn semantic_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        with_text: bool,
+    ) -> Result<(Vec<SemanticHit>, RetrievalMode), KnowcodeError> {
         let generation = self.generation().await?;
         if !generation.has_vectors() {
             return Err(KnowcodeError::new(
@@ -367,7 +483,8 @@ impl Retriever {
                     line_start: chunk.start_line,
                     line_end: chunk.end_line,
                     score: (hit.score * 10_000.0).round() / 10_000.0,
-                    text: with_text.then(|| crate::text::truncate_chars(&chunk.text, SEMANTIC_TEXT_CHARS)),
+                    text: with_text
+                        .then(|| crate::text::truncate_chars(&chunk.text, SEMANTIC_TEXT_CHARS)),
                 })
             })
             .collect();
@@ -377,29 +494,47 @@ impl Retriever {
     /// `semantic_search`: raw ranked chunks, each capped, no sufficiency projection.
     pub async fn semantic_search(&self, query: &str, limit: usize) -> Result<Value, KnowcodeError> {
         if query.trim().is_empty() {
-            return Err(KnowcodeError::invalid_argument("query", "must not be empty"));
+            return Err(KnowcodeError::invalid_argument(
+                "query",
+                "must not be empty",
+            ));
         }
         let (hits, mode) = self.semantic_hits(query, limit, true).await?;
         let generation = self.generation().await?;
-        Ok(json!({"results": hits, "retrieval_mode": mode, "freshness": freshness::check(&generation)}))
+        Ok(
+            json!({"results": hits, "retrieval_mode": mode, "freshness": freshness::check(&generation)}),
+        )
     }
 }
 
 fn validate_budget(max_tokens: usize, limit_entities: usize) -> Result<(), KnowcodeError> {
     if max_tokens == 0 || max_tokens > 100_000 {
-        return Err(KnowcodeError::invalid_argument("max_tokens", "must be between 1 and 100000"));
+        return Err(KnowcodeError::invalid_argument(
+            "max_tokens",
+            "must be between 1 and 100000",
+        ));
     }
     if limit_entities == 0 || limit_entities > 20 {
-        return Err(KnowcodeError::invalid_argument("limit_entities", "must be between 1 and 20"));
+        return Err(KnowcodeError::invalid_argument(
+            "limit_entities",
+            "must be between 1 and 20",
+        ));
     }
     Ok(())
 }
 
 fn not_found(target: &str) -> KnowcodeError {
-    KnowcodeError::new(ErrorCode::EntityNotFound, format!("no entity matches `{target}`"))
+    KnowcodeError::new(
+        ErrorCode::EntityNotFound,
+        format!("no entity matches `{target}`"),
+    )
 }
 
-fn disambiguation(generation: &LoadedGeneration, target: &str, candidates: &[&crate::parse::Entity]) -> Value {
+fn disambiguation(
+    generation: &LoadedGeneration,
+    target: &str,
+    candidates: &[&crate::parse::Entity],
+) -> Value {
     let list: Vec<Value> = candidates
         .iter()
         .map(|e| json!({"id": e.id, "kind": e.kind.as_str(), "lines": format!("{}-{}", e.span.start_line, e.span.end_line)}))
@@ -423,14 +558,33 @@ struct Answer<'a> {
 }
 
 impl Answer<'_> {
-    fn payload(&self, max_tokens: usize, task: TaskType, task_confidence: f64, query: &str, limit: usize) -> Value {
-        let mut context_text = self.bundles.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join("\n\n");
+    fn payload(
+        &self,
+        max_tokens: usize,
+        task: TaskType,
+        task_confidence: f64,
+        query: &str,
+        limit: usize,
+    ) -> Value {
+        let mut context_text = self
+            .bundles
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let mut total_tokens = tokens::count(&context_text);
         if total_tokens > max_tokens {
             context_text = tokens::fit_chars(&context_text, max_tokens);
             total_tokens = tokens::count(&context_text);
         }
-        let sufficiency = sufficiency::score(if self.bundles.is_empty() { 0.0 } else { self.confidence }, self.bundles);
+        let sufficiency = sufficiency::score(
+            if self.bundles.is_empty() {
+                0.0
+            } else {
+                self.confidence
+            },
+            self.bundles,
+        );
         let mut payload = json!({
             "context_text": context_text,
             "sufficiency_score": sufficiency.score,
@@ -445,7 +599,11 @@ impl Answer<'_> {
             payload["reduction_summary"] = json!(if self.bundles.is_empty() {
                 "no matching entity".to_string()
             } else {
-                format!("summary of {} entit{}; {omitted} source tokens omitted (verbosity=standard adds source)", self.bundles.len(), if self.bundles.len() == 1 { "y" } else { "ies" })
+                format!(
+                    "summary of {} entit{}; {omitted} source tokens omitted (verbosity=standard adds source)",
+                    self.bundles.len(),
+                    if self.bundles.len() == 1 { "y" } else { "ies" }
+                )
             });
         }
         let mut errors: Vec<String> = self.ranking.map(|r| r.errors.clone()).unwrap_or_default();
@@ -458,13 +616,20 @@ impl Answer<'_> {
         if self.profile.standard_fields() {
             payload["task_type"] = json!(task.as_str());
             payload["task_confidence"] = json!((task_confidence * 100.0).round() / 100.0);
-            payload["retrieval_mode"] = json!(self.ranking.map_or(RetrievalMode::Exact, |r| r.mode));
-            payload["entities"] = json!(self.bundles.iter().map(|b| b.entity_id.as_str()).collect::<Vec<_>>());
+            payload["retrieval_mode"] =
+                json!(self.ranking.map_or(RetrievalMode::Exact, |r| r.mode));
+            payload["entities"] = json!(
+                self.bundles
+                    .iter()
+                    .map(|b| b.entity_id.as_str())
+                    .collect::<Vec<_>>()
+            );
             payload["truncated"] = json!(self.bundles.iter().any(|b| b.truncated));
         }
-        if self.profile.evidence() {
-            if let Some(ranking) = self.ranking {
-                let evidence: Vec<Value> = ranking
+        if self.profile.evidence()
+            && let Some(ranking) = self.ranking
+        {
+            let evidence: Vec<Value> = ranking
                     .hits
                     .iter()
                     .take(limit.max(3))
@@ -474,8 +639,7 @@ impl Answer<'_> {
                                "score": (h.score * 10_000.0).round() / 10_000.0, "signals": h.evidence})
                     })
                     .collect();
-                payload["evidence"] = json!(evidence);
-            }
+            payload["evidence"] = json!(evidence);
         }
         if self.profile.diagnostics() {
             payload["diagnostics"] = json!({

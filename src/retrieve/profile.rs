@@ -16,7 +16,12 @@ pub enum Verbosity {
 }
 
 impl Verbosity {
-    pub const ALL: [Verbosity; 4] = [Verbosity::Minimal, Verbosity::Standard, Verbosity::Verbose, Verbosity::Diagnostic];
+    pub const ALL: [Verbosity; 4] = [
+        Verbosity::Minimal,
+        Verbosity::Standard,
+        Verbosity::Verbose,
+        Verbosity::Diagnostic,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -45,8 +50,14 @@ pub enum TaskType {
 }
 
 impl TaskType {
-    pub const ALL: [TaskType; 6] =
-        [TaskType::Explain, TaskType::Debug, TaskType::Extend, TaskType::Review, TaskType::Locate, TaskType::General];
+    pub const ALL: [TaskType; 6] = [
+        TaskType::Explain,
+        TaskType::Debug,
+        TaskType::Extend,
+        TaskType::Review,
+        TaskType::Locate,
+        TaskType::General,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -90,9 +101,15 @@ impl ResponseProfile {
         let include_source = match action {
             Action::Search | Action::Trace => false,
             Action::SemanticSearch => true,
-            Action::Query | Action::Context => verbosity >= Verbosity::Standard || SOURCE_HUNGRY.contains(&task),
+            Action::Query | Action::Context => {
+                verbosity >= Verbosity::Standard || SOURCE_HUNGRY.contains(&task)
+            }
         };
-        ResponseProfile { action, verbosity, include_source }
+        ResponseProfile {
+            action,
+            verbosity,
+            include_source,
+        }
     }
 
     /// Docs in full (standard and up) or their first paragraph (minimal).
@@ -124,14 +141,22 @@ mod tests {
     fn source_hungry_set_is_exactly_debug_and_review() {
         for task in TaskType::ALL {
             let minimal = ResponseProfile::new(Action::Query, task, Verbosity::Minimal);
-            assert_eq!(minimal.include_source, matches!(task, TaskType::Debug | TaskType::Review), "{task:?}");
+            assert_eq!(
+                minimal.include_source,
+                matches!(task, TaskType::Debug | TaskType::Review),
+                "{task:?}"
+            );
         }
     }
 
     #[test]
     fn standard_and_up_always_carry_source_on_query_and_context() {
         for task in TaskType::ALL {
-            for verbosity in [Verbosity::Standard, Verbosity::Verbose, Verbosity::Diagnostic] {
+            for verbosity in [
+                Verbosity::Standard,
+                Verbosity::Verbose,
+                Verbosity::Diagnostic,
+            ] {
                 assert!(ResponseProfile::new(Action::Query, task, verbosity).include_source);
                 assert!(ResponseProfile::new(Action::Context, task, verbosity).include_source);
             }
@@ -144,7 +169,9 @@ mod tests {
             for verbosity in Verbosity::ALL {
                 assert!(!ResponseProfile::new(Action::Search, task, verbosity).include_source);
                 assert!(!ResponseProfile::new(Action::Trace, task, verbosity).include_source);
-                assert!(ResponseProfile::new(Action::SemanticSearch, task, verbosity).include_source);
+                assert!(
+                    ResponseProfile::new(Action::SemanticSearch, task, verbosity).include_source
+                );
             }
         }
     }

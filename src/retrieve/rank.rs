@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use arrow_array::{Array, RecordBatch, StringArray};
 use futures::TryStreamExt;
-use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::DistanceType;
+use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use serde::Serialize;
 
@@ -81,11 +81,17 @@ pub enum QueryShape {
 pub fn query_shape(query: &str) -> QueryShape {
     let words: Vec<&str> = query.split_whitespace().collect();
     let identifier_like = |w: &str| {
-        w.contains('_') || w.contains("::") || w.contains('.') || w.contains('(') || split_identifier(w).len() > 1
+        w.contains('_')
+            || w.contains("::")
+            || w.contains('.')
+            || w.contains('(')
+            || split_identifier(w).len() > 1
     };
     match words.len() {
         0 => QueryShape::Mixed,
-        1 | 2 if words.iter().any(|w| identifier_like(w)) || words.len() == 1 => QueryShape::Identifier,
+        1 | 2 if words.iter().any(|w| identifier_like(w)) || words.len() == 1 => {
+            QueryShape::Identifier
+        }
         n if n >= 4 && !words.iter().any(|w| identifier_like(w)) => QueryShape::Description,
         _ => QueryShape::Mixed,
     }
@@ -140,11 +146,23 @@ pub async fn rank(
         },
         None => Vec::new(),
     };
-    let mode = if generation.has_vectors() && vector.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Lexical };
-    let w_lex = if mode == RetrievalMode::Hybrid { lexical_weight(query_shape(query), alpha) } else { 1.0 };
+    let mode = if generation.has_vectors() && vector.is_some() {
+        RetrievalMode::Hybrid
+    } else {
+        RetrievalMode::Lexical
+    };
+    let w_lex = if mode == RetrievalMode::Hybrid {
+        lexical_weight(query_shape(query), alpha)
+    } else {
+        1.0
+    };
     let mut fused: HashMap<String, Hit> = HashMap::new();
-    add_leg(generation, &mut fused, &lexical, w_lex, |e, r| e.lexical_rank = Some(r));
-    add_leg(generation, &mut fused, &vectors, 1.0 - w_lex, |e, r| e.vector_rank = Some(r));
+    add_leg(generation, &mut fused, &lexical, w_lex, |e, r| {
+        e.lexical_rank = Some(r)
+    });
+    add_leg(generation, &mut fused, &vectors, 1.0 - w_lex, |e, r| {
+        e.vector_rank = Some(r)
+    });
     add_name_matches(generation, &mut fused, query);
     add_graph_neighbours(generation, &mut fused);
     let mut hits: Vec<Hit> = fused.into_values().collect();
@@ -153,9 +171,18 @@ pub async fn rank(
             hit.score *= 0.5; // a file header answers fewer questions than a definition
         }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entity_id.cmp(&b.entity_id)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.entity_id.cmp(&b.entity_id))
+    });
     hits.truncate(limit);
-    Ranking { hits, mode, lexical_weight: w_lex, errors }
+    Ranking {
+        hits,
+        mode,
+        lexical_weight: w_lex,
+        errors,
+    }
 }
 
 /// Chunk indices from best to worst, deduplicated by entity, fused into `fused`.
@@ -172,12 +199,18 @@ fn add_leg(
     let mut rank = 0u32;
     let mut seen = std::collections::HashSet::new();
     for chunk_id in chunk_ids {
-        let Some(chunk) = generation.chunk(chunk_id) else { continue };
+        let Some(chunk) = generation.chunk(chunk_id) else {
+            continue;
+        };
         if !seen.insert(chunk.entity_id.clone()) {
             continue;
         }
         rank += 1;
-        let index = generation.chunks.iter().position(|c| std::ptr::eq(c, chunk)).unwrap_or(0);
+        let index = generation
+            .chunks
+            .iter()
+            .position(|c| std::ptr::eq(c, chunk))
+            .unwrap_or(0);
         let hit = fused.entry(chunk.entity_id.clone()).or_insert_with(|| Hit {
             entity_id: chunk.entity_id.clone(),
             chunk: index,
@@ -197,11 +230,21 @@ fn add_name_matches(generation: &LoadedGeneration, fused: &mut HashMap<String, H
             .entities_named(&word)
             .filter(|e| !e.kind.is_file_level())
             .collect();
-        matches.sort_by(|a, b| kind_priority(a.kind).cmp(&kind_priority(b.kind)).then(a.id.cmp(&b.id)));
+        matches.sort_by(|a, b| {
+            kind_priority(a.kind)
+                .cmp(&kind_priority(b.kind))
+                .then(a.id.cmp(&b.id))
+        });
         for entity in matches.into_iter().take(5) {
-            let Some(chunk) = generation.chunks_of(&entity.id).next() else { continue };
+            let Some(chunk) = generation.chunks_of(&entity.id).next() else {
+                continue;
+            };
             rank += 1;
-            let index = generation.chunks.iter().position(|c| std::ptr::eq(c, chunk)).unwrap_or(0);
+            let index = generation
+                .chunks
+                .iter()
+                .position(|c| std::ptr::eq(c, chunk))
+                .unwrap_or(0);
             let hit = fused.entry(entity.id.clone()).or_insert_with(|| Hit {
                 entity_id: entity.id.clone(),
                 chunk: index,
@@ -225,12 +268,20 @@ fn kind_priority(kind: EntityKind) -> u8 {
 
 /// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.
 fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>) {
-    let mut top: Vec<(String, f64)> = fused.values().map(|h| (h.entity_id.clone(), h.score)).collect();
+    let mut top: Vec<(String, f64)> = fused
+        .values()
+        .map(|h| (h.entity_id.clone(), h.score))
+        .collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     for (id, score) in top.into_iter().take(3) {
-        let callees = generation.outgoing(&id, EdgeKind::Calls).filter_map(|e| e.target.clone());
-        let callers = generation.incoming(&id, EdgeKind::Calls).map(|e| e.source.clone());
-        let neighbours: std::collections::BTreeSet<String> = callees.chain(callers).filter(|n| *n != id).collect();
+        let callees = generation
+            .outgoing(&id, EdgeKind::Calls)
+            .filter_map(|e| e.target.clone());
+        let callers = generation
+            .incoming(&id, EdgeKind::Calls)
+            .map(|e| e.source.clone());
+        let neighbours: std::collections::BTreeSet<String> =
+            callees.chain(callers).filter(|n| *n != id).collect();
         for neighbour in neighbours {
             if let Some(hit) = fused.get_mut(&neighbour) {
                 hit.score += GRAPH_SHARE * score;
@@ -243,8 +294,15 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
 fn ids_of(batches: &[RecordBatch]) -> Vec<String> {
     batches
         .iter()
-        .filter_map(|b| b.column_by_name("id").and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned()))
-        .flat_map(|ids| (0..ids.len()).map(move |i| ids.value(i).to_string()).collect::<Vec<_>>())
+        .filter_map(|b| {
+            b.column_by_name("id")
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+        })
+        .flat_map(|ids| {
+            (0..ids.len())
+                .map(move |i| ids.value(i).to_string())
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -284,19 +342,34 @@ async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Re
 
 /// Chunks containing the text verbatim, in path/line order, one hit per entity.
 fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
-    let mut order: Vec<usize> = (0..generation.chunks.len()).filter(|&i| generation.chunks[i].text.contains(needle)).collect();
+    let mut order: Vec<usize> = (0..generation.chunks.len())
+        .filter(|&i| generation.chunks[i].text.contains(needle))
+        .collect();
     order.sort_by(|&a, &b| {
         let (ca, cb) = (&generation.chunks[a], &generation.chunks[b]);
-        kind_priority(ca.kind).cmp(&kind_priority(cb.kind)).then(ca.path.cmp(&cb.path)).then(ca.start_line.cmp(&cb.start_line))
+        kind_priority(ca.kind)
+            .cmp(&kind_priority(cb.kind))
+            .then(ca.path.cmp(&cb.path))
+            .then(ca.start_line.cmp(&cb.start_line))
     });
     let mut seen = std::collections::HashSet::new();
     let hits: Vec<Hit> = order
         .into_iter()
         .filter(|&i| seen.insert(generation.chunks[i].entity_id.clone()))
         .take(limit)
-        .map(|i| Hit { entity_id: generation.chunks[i].entity_id.clone(), chunk: i, score: 1.0, evidence: Evidence::default() })
+        .map(|i| Hit {
+            entity_id: generation.chunks[i].entity_id.clone(),
+            chunk: i,
+            score: 1.0,
+            evidence: Evidence::default(),
+        })
         .collect();
-    Ranking { hits, mode: RetrievalMode::Exact, lexical_weight: 1.0, errors: Vec::new() }
+    Ranking {
+        hits,
+        mode: RetrievalMode::Exact,
+        lexical_weight: 1.0,
+        errors: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -308,8 +381,14 @@ mod tests {
         assert_eq!(query_shape("apply_discount"), QueryShape::Identifier);
         assert_eq!(query_shape("Cart.total"), QueryShape::Identifier);
         assert_eq!(query_shape("getUserName"), QueryShape::Identifier);
-        assert_eq!(query_shape("round a money value to cents"), QueryShape::Description);
-        assert_eq!(query_shape("where is apply_discount used"), QueryShape::Mixed);
+        assert_eq!(
+            query_shape("round a money value to cents"),
+            QueryShape::Description
+        );
+        assert_eq!(
+            query_shape("where is apply_discount used"),
+            QueryShape::Mixed
+        );
     }
 
     #[test]

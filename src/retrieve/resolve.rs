@@ -43,8 +43,13 @@ pub fn resolve<'a>(generation: &'a LoadedGeneration, target: &str) -> Resolved<'
     let normalized = target.replace("::", ".").replace('#', ".");
     let passes: [&dyn Fn(&Entity) -> bool; 4] = [
         &|e| e.name == target,
-        &|e| e.qualified_name == normalized || e.qualified_name.ends_with(&format!(".{normalized}")),
-        &|e| e.name.eq_ignore_ascii_case(target) || e.qualified_name.eq_ignore_ascii_case(&normalized),
+        &|e| {
+            e.qualified_name == normalized || e.qualified_name.ends_with(&format!(".{normalized}"))
+        },
+        &|e| {
+            e.name.eq_ignore_ascii_case(target)
+                || e.qualified_name.eq_ignore_ascii_case(&normalized)
+        },
         &|e| e.name.to_lowercase().contains(&target.to_lowercase()) && !e.kind.is_file_level(),
     ];
     for (i, pass) in passes.iter().enumerate() {

@@ -50,14 +50,22 @@ pub fn coverage(bundles: &[Bundle]) -> f64 {
         planned += weight * bundle.planned.iter().map(|s| s.weight()).sum::<f64>();
         included += weight * bundle.included.iter().map(|s| s.weight()).sum::<f64>();
     }
-    if planned == 0.0 { 0.0 } else { included / planned }
+    if planned == 0.0 {
+        0.0
+    } else {
+        included / planned
+    }
 }
 
 /// The score: confidence scaled by coverage (monotone in both).
 pub fn score(confidence: f64, bundles: &[Bundle]) -> Sufficiency {
     let coverage = coverage(bundles);
     let raw = confidence * (0.7 + 0.3 * coverage);
-    Sufficiency { score: (raw * 1000.0).round() / 1000.0, confidence, coverage }
+    Sufficiency {
+        score: (raw * 1000.0).round() / 1000.0,
+        confidence,
+        coverage,
+    }
 }
 
 #[cfg(test)]

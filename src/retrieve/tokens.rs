@@ -6,7 +6,9 @@ pub fn count(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len()
 }
 
 /// The longest prefix of `text` made of whole lines that fits in `budget` tokens, and how
@@ -56,7 +58,10 @@ mod tests {
 
     #[test]
     fn fit_lines_keeps_whole_lines_within_budget() {
-        let text = (0..50).map(|i| format!("let value_{i} = compute({i});")).collect::<Vec<_>>().join("\n");
+        let text = (0..50)
+            .map(|i| format!("let value_{i} = compute({i});"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let (kept, dropped) = fit_lines(&text, 40);
         assert!(count(&kept) <= 40);
         assert!(dropped > 0);

@@ -100,13 +100,24 @@ impl Progress for JobProgress {
 fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
     format!("j-{:08x}", hasher.finish() as u32)
 }
 
 impl Jobs {
     fn update(&self, id: &str, change: impl FnOnce(&mut Job)) {
-        if let Some(job) = self.jobs.lock().expect("jobs lock").iter_mut().find(|j| j.id == id) {
+        if let Some(job) = self
+            .jobs
+            .lock()
+            .expect("jobs lock")
+            .iter_mut()
+            .find(|j| j.id == id)
+        {
             change(job);
         }
     }
@@ -148,7 +159,10 @@ impl Jobs {
         std::thread::Builder::new()
             .name(format!("knowcode-{job_id}"))
             .spawn(move || {
-                let progress = JobProgress { jobs: jobs.clone(), id: job_id.clone() };
+                let progress = JobProgress {
+                    jobs: jobs.clone(),
+                    id: job_id.clone(),
+                };
                 let outcome = work(&progress);
                 jobs.update(&job_id, |job| {
                     job.finished = Some(Instant::now());
@@ -165,7 +179,12 @@ impl Jobs {
                     }
                 });
             })
-            .map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("cannot start a job thread: {e}")))?;
+            .map_err(|e| {
+                KnowcodeError::new(
+                    ErrorCode::Internal,
+                    format!("cannot start a job thread: {e}"),
+                )
+            })?;
         self.status(Some(&id))
     }
 
@@ -173,11 +192,15 @@ impl Jobs {
     pub fn status(&self, id: Option<&str>) -> Result<Value, KnowcodeError> {
         let jobs = self.jobs.lock().expect("jobs lock");
         let job = match id {
-            Some(id) => jobs
-                .iter()
-                .find(|j| j.id == id)
-                .ok_or_else(|| KnowcodeError::new(ErrorCode::UnknownJob, format!("no job `{id}` (the last {KEEP} are kept)")))?,
-            None => jobs.back().ok_or_else(|| KnowcodeError::new(ErrorCode::NoJobs, "no job has been started"))?,
+            Some(id) => jobs.iter().find(|j| j.id == id).ok_or_else(|| {
+                KnowcodeError::new(
+                    ErrorCode::UnknownJob,
+                    format!("no job `{id}` (the last {KEEP} are kept)"),
+                )
+            })?,
+            None => jobs
+                .back()
+                .ok_or_else(|| KnowcodeError::new(ErrorCode::NoJobs, "no job has been started"))?,
         };
         Ok(job.snapshot())
     }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -24,12 +24,19 @@ pub struct McpServer {
 
 impl McpServer {
     pub fn new(service: Service, legacy: bool) -> Self {
-        McpServer { service: Arc::new(service), legacy }
+        McpServer {
+            service: Arc::new(service),
+            legacy,
+        }
     }
 
     /// Maps a legacy flat tool onto its consolidated tool and action.
     fn route(&self, name: &str, mut arguments: Map<String, Value>) -> (String, Map<String, Value>) {
-        match LEGACY.iter().find(|(legacy, _, _)| *legacy == name).filter(|_| self.legacy) {
+        match LEGACY
+            .iter()
+            .find(|(legacy, _, _)| *legacy == name)
+            .filter(|_| self.legacy)
+        {
             Some((_, tool, action)) => {
                 arguments.insert("action".into(), Value::String((*action).to_string()));
                 (tool.to_string(), arguments)
@@ -51,7 +58,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::tool_list(self.legacy)))
+        Ok(ListToolsResult::with_all_items(tools::tool_list(
+            self.legacy,
+        )))
     }
 
     async fn call_tool(
@@ -61,7 +70,9 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, McpError> {
         let (tool, arguments) = self.route(&request.name, request.arguments.unwrap_or_default());
         let result = match self.service.call(&tool, arguments).await {
-            Ok(payload) => CallToolResult::success(vec![ContentBlock::text(serde_json::to_string(&payload).unwrap_or_default())]),
+            Ok(payload) => CallToolResult::success(vec![ContentBlock::text(
+                serde_json::to_string(&payload).unwrap_or_default(),
+            )]),
             Err(err) => CallToolResult::error(vec![ContentBlock::text(err.to_json().to_string())]),
         };
         Ok(result.into())

@@ -23,21 +23,31 @@ pub fn resolve_root(store: Option<&Path>) -> Result<PathBuf, KnowcodeError> {
     let chosen = match store {
         Some(path) if path.is_dir() => path.to_path_buf(),
         Some(path) => {
-            return Err(KnowcodeError::invalid_argument("--store", format!("{} is not a directory", path.display())));
+            return Err(KnowcodeError::invalid_argument(
+                "--store",
+                format!("{} is not a directory", path.display()),
+            ));
         }
         None => match std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from) {
             Some(dir) if dir.is_dir() => dir,
-            _ => std::env::current_dir().map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?,
+            _ => std::env::current_dir()
+                .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?,
         },
     };
-    chosen.canonicalize().map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("{}: {e}", chosen.display())))
+    chosen
+        .canonicalize()
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, format!("{}: {e}", chosen.display())))
 }
 
 /// Resolves a path argument against the root and refuses anything that escapes it: `..`,
 /// absolute paths elsewhere, symlinks pointing out, `/repo-backup` next to `/repo`.
 pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
     let refuse = || KnowcodeError::path_outside_root(argument, root);
-    let joined = if Path::new(argument).is_absolute() { PathBuf::from(argument) } else { root.join(argument) };
+    let joined = if Path::new(argument).is_absolute() {
+        PathBuf::from(argument)
+    } else {
+        root.join(argument)
+    };
     let mut normalized = PathBuf::new();
     for component in joined.components() {
         match component {
@@ -54,7 +64,9 @@ pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
     let mut existing = normalized.clone();
     let mut rest = Vec::new();
     while !existing.exists() {
-        let Some(name) = existing.file_name().map(|n| n.to_os_string()) else { return Err(refuse()) };
+        let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
+            return Err(refuse());
+        };
         rest.push(name);
         if !existing.pop() {
             return Err(refuse());
@@ -64,11 +76,26 @@ pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
     for name in rest.into_iter().rev() {
         resolved.push(name);
     }
-    if resolved.starts_with(root) { Ok(resolved) } else { Err(refuse()) }
+    if resolved.starts_with(root) {
+        Ok(resolved)
+    } else {
+        Err(refuse())
+    }
 }
 
-const RETRIEVE_ARGS: &[&str] =
-    &["action", "query", "target", "task_type", "max_tokens", "limit_entities", "expand_deps", "verbosity", "direction", "depth", "limit"];
+const RETRIEVE_ARGS: &[&str] = &[
+    "action",
+    "query",
+    "target",
+    "task_type",
+    "max_tokens",
+    "limit_entities",
+    "expand_deps",
+    "verbosity",
+    "direction",
+    "depth",
+    "limit",
+];
 const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "output"];
 const INSPECT_ARGS: &[&str] = &["action", "job_id", "target"];
 
@@ -99,16 +126,29 @@ impl Service {
     }
 
     /// Runs one tool call and records it (never its argument values).
-    pub async fn call(&self, tool: &str, arguments: Map<String, Value>) -> Result<Value, KnowcodeError> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, KnowcodeError> {
         let started = Instant::now();
-        let action = arguments.get("action").and_then(Value::as_str).unwrap_or("").chars().take(40).collect::<String>();
+        let action = arguments
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .chars()
+            .take(40)
+            .collect::<String>();
         let result = self.dispatch(tool, Args::new(arguments)).await;
         let bytes = match &result {
             Ok(v) => serde_json::to_string(v).map(|s| s.len()).unwrap_or(0),
             Err(e) => e.to_json().to_string().len(),
         };
         self.telemetry.record(&Event {
-            ts_ms: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+            ts_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
             tool: tool.chars().take(64).collect(),
             action,
             bytes,
@@ -125,7 +165,8 @@ impl Service {
         match tool {
             tools::RETRIEVE => {
                 args.only(RETRIEVE_ARGS)?;
-                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, &args).await
+                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, &args)
+                    .await
             }
             tools::LIFECYCLE => {
                 args.only(LIFECYCLE_ARGS)?;
@@ -133,11 +174,17 @@ impl Service {
             }
             tools::INSPECT => {
                 args.only(INSPECT_ARGS)?;
-                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, &args).await
+                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, &args)
+                    .await
             }
             other => Err(KnowcodeError::invalid_argument(
                 "name",
-                format!("unknown tool `{other}`; tools: {}, {}, {}", tools::RETRIEVE, tools::LIFECYCLE, tools::INSPECT),
+                format!(
+                    "unknown tool `{other}`; tools: {}, {}, {}",
+                    tools::RETRIEVE,
+                    tools::LIFECYCLE,
+                    tools::INSPECT
+                ),
             )),
         }
     }
@@ -171,16 +218,28 @@ impl Service {
                     _ => args.required_string("target")?,
                 };
                 let limit = args.integer("limit", 1, 100, 10)? as usize;
-                self.retriever.search(&pattern, limit, Self::verbosity(args)?).await
+                self.retriever
+                    .search(&pattern, limit, Self::verbosity(args)?)
+                    .await
             }
             "context" => {
                 let target = args.required_string("target")?;
                 let max_tokens = args.integer("max_tokens", 1, 100_000, 1500)? as usize;
-                self.retriever.context(&target, Self::task_type(args)?, max_tokens, Self::verbosity(args)?).await
+                self.retriever
+                    .context(
+                        &target,
+                        Self::task_type(args)?,
+                        max_tokens,
+                        Self::verbosity(args)?,
+                    )
+                    .await
             }
             "trace" => {
                 let target = args.required_string("target")?;
-                let direction = match args.choice("direction", &["callers", "callees"], "callers")?.as_str() {
+                let direction = match args
+                    .choice("direction", &["callers", "callees"], "callers")?
+                    .as_str()
+                {
                     "callees" => Direction::Callees,
                     _ => Direction::Callers,
                 };
@@ -207,13 +266,22 @@ impl Service {
             "export" => {
                 let output = confine(&self.root, &args.required_string("output")?)?;
                 let store_dir = self.root.clone();
-                self.jobs.submit("export", move |_progress| export_json(&store_dir, &output))
+                self.jobs
+                    .submit("export", move |_progress| export_json(&store_dir, &output))
             }
             _ => self.jobs.submit(action, move |progress| {
-                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-                    KnowcodeError::new(ErrorCode::Internal, format!("cannot start a runtime: {e}"))
-                })?;
-                let summary = runtime.block_on(index::run(&options, progress)).map_err(|e| e.to_knowcode())?;
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| {
+                        KnowcodeError::new(
+                            ErrorCode::Internal,
+                            format!("cannot start a runtime: {e}"),
+                        )
+                    })?;
+                let summary = runtime
+                    .block_on(index::run(&options, progress))
+                    .map_err(|e| e.to_knowcode())?;
                 crate::retrieve::freshness::invalidate();
                 let mut result = serde_json::to_value(&summary).unwrap_or_default();
                 result["published"] = json!(true);
@@ -230,16 +298,24 @@ impl Service {
             "job_status" => self.jobs.status(args.string("job_id")?.as_deref()),
             "freshness" => {
                 let generation = self.retriever.generation().await?;
-                Ok(serde_json::to_value(crate::retrieve::freshness::check(&generation)).unwrap_or_default())
+                Ok(
+                    serde_json::to_value(crate::retrieve::freshness::check(&generation))
+                        .unwrap_or_default(),
+                )
             }
             "stats" => self.stats().await,
             "telemetry" => Ok(self.telemetry.summary()),
-            "doctor" => Ok(super::super::doctor::run(&self.root, &self.config).await.to_json()),
+            "doctor" => Ok(super::super::doctor::run(&self.root, &self.config)
+                .await
+                .to_json()),
             "quality" => {
                 let store = Store::at(&self.root);
                 let (id, _) = store.current_manifest()?;
                 crate::quality::read(&store.generation_dir(&id)).map_err(|_| {
-                    KnowcodeError::new(ErrorCode::MissingPreflightReport, format!("generation {id} has no quality report"))
+                    KnowcodeError::new(
+                        ErrorCode::MissingPreflightReport,
+                        format!("generation {id} has no quality report"),
+                    )
                 })
             }
             "preflight" => {
@@ -300,16 +376,21 @@ fn export_json(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> 
         .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
     let cache = crate::retrieve::generation::GenerationCache::new(store_dir.to_path_buf());
     let generation = runtime.block_on(cache.current())?;
-    std::fs::create_dir_all(output).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    std::fs::create_dir_all(output)
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
     let path = output.join("knowcode_knowledge.json");
     let document = json!({
         "generation_id": generation.id,
         "entities": generation.entities,
         "relationships": generation.edges,
     });
-    let bytes = serde_json::to_vec(&document).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
-    crate::store::write_synced(&path, &bytes).map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
-    Ok(json!({"written": path.to_string_lossy(), "entities": generation.entities.len(), "relationships": generation.edges.len()}))
+    let bytes = serde_json::to_vec(&document)
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    crate::store::write_synced(&path, &bytes)
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(
+        json!({"written": path.to_string_lossy(), "entities": generation.entities.len(), "relationships": generation.edges.len()}),
+    )
 }
 
 #[cfg(test)]
@@ -327,7 +408,13 @@ mod tests {
         let root = root.canonicalize().unwrap();
         assert!(confine(&root, "docs/out").is_ok());
         assert!(confine(&root, "new/folder").is_ok());
-        for escape in ["../repo-backup", "/etc", "docs/../../repo-backup/x", "link/x", sibling.to_str().unwrap()] {
+        for escape in [
+            "../repo-backup",
+            "/etc",
+            "docs/../../repo-backup/x",
+            "link/x",
+            sibling.to_str().unwrap(),
+        ] {
             let err = confine(&root, escape).unwrap_err();
             assert_eq!(err.code, ErrorCode::PathOutsideRoot, "{escape}");
         }

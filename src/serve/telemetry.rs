@@ -32,7 +32,10 @@ pub struct Telemetry {
 impl Telemetry {
     /// Telemetry kept in `<store>/.knowcode/telemetry.jsonl`.
     pub fn at(store_base: &Path) -> Telemetry {
-        Telemetry { path: store_base.join(FILE), lock: Mutex::new(()) }
+        Telemetry {
+            path: store_base.join(FILE),
+            lock: Mutex::new(()),
+        }
     }
 
     /// Appends an event; failures to write are logged, never returned to the caller.
@@ -47,10 +50,16 @@ impl Telemetry {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        if std::fs::metadata(&self.path).map(|m| m.len() > MAX_BYTES).unwrap_or(false) {
+        if std::fs::metadata(&self.path)
+            .map(|m| m.len() > MAX_BYTES)
+            .unwrap_or(false)
+        {
             std::fs::rename(&self.path, self.path.with_extension("jsonl.1"))?;
         }
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
         writeln!(file, "{}", serde_json::to_string(event).unwrap_or_default())
     }
 
@@ -58,8 +67,14 @@ impl Telemetry {
     pub fn summary(&self) -> Value {
         let text = std::fs::read_to_string(&self.path).unwrap_or_default();
         let mut groups: BTreeMap<String, Vec<Event>> = BTreeMap::new();
-        for event in text.lines().filter_map(|l| serde_json::from_str::<Event>(l).ok()) {
-            groups.entry(format!("{}:{}", event.tool, event.action)).or_default().push(event);
+        for event in text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Event>(l).ok())
+        {
+            groups
+                .entry(format!("{}:{}", event.tool, event.action))
+                .or_default()
+                .push(event);
         }
         let mut out = serde_json::Map::new();
         for (key, events) in groups {

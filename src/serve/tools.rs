@@ -15,9 +15,19 @@ pub const INSPECT: &str = "knowcode_inspect";
 
 pub const RETRIEVE_ACTIONS: &[&str] = &["query", "search", "context", "trace", "semantic_search"];
 pub const LIFECYCLE_ACTIONS: &[&str] = &["build", "index", "export"];
-pub const INSPECT_ACTIONS: &[&str] =
-    &["job_status", "doctor", "freshness", "quality", "stats", "preflight", "history", "telemetry"];
-pub const TASK_TYPES: &[&str] = &["auto", "explain", "debug", "extend", "review", "locate", "general"];
+pub const INSPECT_ACTIONS: &[&str] = &[
+    "job_status",
+    "doctor",
+    "freshness",
+    "quality",
+    "stats",
+    "preflight",
+    "history",
+    "telemetry",
+];
+pub const TASK_TYPES: &[&str] = &[
+    "auto", "explain", "debug", "extend", "review", "locate", "general",
+];
 pub const VERBOSITIES: &[&str] = &["minimal", "standard", "verbose", "diagnostic"];
 
 /// The predecessor's flat tools, kept behind `--legacy-tools`: (name, tool, action).
@@ -85,36 +95,61 @@ fn inspect_tool() -> Tool {
         "job_id": {"type": "string"},
         "target": {"type": "string"},
     });
-    Tool::new(INSPECT, "Index health: jobs, doctor, freshness, quality, stats, preflight, history, telemetry.", schema(properties))
-        .with_title("knowcode inspect")
-        .with_annotations(ToolAnnotations::with_title("knowcode inspect").read_only(true).idempotent(true).destructive(false))
+    Tool::new(
+        INSPECT,
+        "Index health: jobs, doctor, freshness, quality, stats, preflight, history, telemetry.",
+        schema(properties),
+    )
+    .with_title("knowcode inspect")
+    .with_annotations(
+        ToolAnnotations::with_title("knowcode inspect")
+            .read_only(true)
+            .idempotent(true)
+            .destructive(false),
+    )
 }
 
 fn legacy_tool(name: &'static str, tool: &str, action: &str) -> Tool {
     let properties = match action {
         "quality" => json!({}),
-        "trace" => json!({"target": {"type": "string"}, "direction": string_enum(&["callers", "callees"]), "depth": {"type": "integer"}}),
+        "trace" => {
+            json!({"target": {"type": "string"}, "direction": string_enum(&["callers", "callees"]), "depth": {"type": "integer"}})
+        }
         "context" => json!({"target": {"type": "string"}, "max_tokens": {"type": "integer"}}),
-        _ => json!({"query": {"type": "string"}, "max_tokens": {"type": "integer"}, "limit_entities": {"type": "integer"}}),
+        _ => {
+            json!({"query": {"type": "string"}, "max_tokens": {"type": "integer"}, "limit_entities": {"type": "integer"}})
+        }
     };
     let value = json!({"type": "object", "properties": properties, "additionalProperties": false});
-    let Value::Object(map) = value else { unreachable!() };
-    Tool::new(name, format!("Deprecated: use {tool} action={action}."), Arc::new(map))
-        .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true))
+    let Value::Object(map) = value else {
+        unreachable!()
+    };
+    Tool::new(
+        name,
+        format!("Deprecated: use {tool} action={action}."),
+        Arc::new(map),
+    )
+    .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true))
 }
 
 /// The tools listed to clients.
 pub fn tool_list(legacy: bool) -> Vec<Tool> {
     let mut tools = vec![retrieve_tool(), lifecycle_tool(), inspect_tool()];
     if legacy {
-        tools.extend(LEGACY.iter().map(|(name, tool, action)| legacy_tool(name, tool, action)));
+        tools.extend(
+            LEGACY
+                .iter()
+                .map(|(name, tool, action)| legacy_tool(name, tool, action)),
+        );
     }
     tools
 }
 
 /// The schema cost per turn: compact JSON of the tool list, divided by 4.
 pub fn schema_tokens(legacy: bool) -> usize {
-    serde_json::to_string(&tool_list(legacy)).map(|s| s.len() / 4).unwrap_or(usize::MAX)
+    serde_json::to_string(&tool_list(legacy))
+        .map(|s| s.len() / 4)
+        .unwrap_or(usize::MAX)
 }
 
 /// Typed, validated access to a tool call's arguments; every error names the argument.
@@ -130,10 +165,16 @@ impl Args {
     /// The required `action`, checked against the tool's enum.
     pub fn action(&self, allowed: &[&str]) -> Result<String, KnowcodeError> {
         let action = self.string("action")?.ok_or_else(|| {
-            KnowcodeError::invalid_argument("action", format!("is required; one of {}", allowed.join(", ")))
+            KnowcodeError::invalid_argument(
+                "action",
+                format!("is required; one of {}", allowed.join(", ")),
+            )
         })?;
         if !allowed.contains(&action.as_str()) {
-            return Err(KnowcodeError::invalid_argument("action", format!("`{action}` is not one of {}", allowed.join(", "))));
+            return Err(KnowcodeError::invalid_argument(
+                "action",
+                format!("`{action}` is not one of {}", allowed.join(", ")),
+            ));
         }
         Ok(action)
     }
@@ -141,7 +182,10 @@ impl Args {
     /// Rejects arguments the tool does not define.
     pub fn only(&self, known: &[&str]) -> Result<(), KnowcodeError> {
         match self.map.keys().find(|k| !known.contains(&k.as_str())) {
-            Some(extra) => Err(KnowcodeError::invalid_argument(extra, "is not an argument of this tool")),
+            Some(extra) => Err(KnowcodeError::invalid_argument(
+                extra,
+                "is not an argument of this tool",
+            )),
             None => Ok(()),
         }
     }
@@ -157,25 +201,45 @@ impl Args {
     pub fn required_string(&self, name: &str) -> Result<String, KnowcodeError> {
         match self.string(name)? {
             Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(KnowcodeError::invalid_argument(name, "is required for this action")),
+            _ => Err(KnowcodeError::invalid_argument(
+                name,
+                "is required for this action",
+            )),
         }
     }
 
-    pub fn choice(&self, name: &str, allowed: &[&str], default: &str) -> Result<String, KnowcodeError> {
+    pub fn choice(
+        &self,
+        name: &str,
+        allowed: &[&str],
+        default: &str,
+    ) -> Result<String, KnowcodeError> {
         let value = self.string(name)?.unwrap_or_else(|| default.to_string());
         if allowed.contains(&value.as_str()) {
             Ok(value)
         } else {
-            Err(KnowcodeError::invalid_argument(name, format!("`{value}` is not one of {}", allowed.join(", "))))
+            Err(KnowcodeError::invalid_argument(
+                name,
+                format!("`{value}` is not one of {}", allowed.join(", ")),
+            ))
         }
     }
 
-    pub fn integer(&self, name: &str, min: u64, max: u64, default: u64) -> Result<u64, KnowcodeError> {
+    pub fn integer(
+        &self,
+        name: &str,
+        min: u64,
+        max: u64,
+        default: u64,
+    ) -> Result<u64, KnowcodeError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(default),
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(v) if (min..=max).contains(&v) => Ok(v),
-                _ => Err(KnowcodeError::invalid_argument(name, format!("must be an integer between {min} and {max}"))),
+                _ => Err(KnowcodeError::invalid_argument(
+                    name,
+                    format!("must be an integer between {min} and {max}"),
+                )),
             },
             Some(_) => Err(KnowcodeError::invalid_argument(name, "must be an integer")),
         }
@@ -185,7 +249,10 @@ impl Args {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(KnowcodeError::invalid_argument(name, "must be true or false")),
+            Some(_) => Err(KnowcodeError::invalid_argument(
+                name,
+                "must be true or false",
+            )),
         }
     }
 }
@@ -208,6 +275,11 @@ mod tests {
     fn unknown_actions_list_the_valid_ones() {
         let args = Args::new(serde_json::from_str(r#"{"action":"explode"}"#).unwrap());
         let err = args.action(RETRIEVE_ACTIONS).unwrap_err();
-        assert!(err.message.contains("query, search, context, trace, semantic_search"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("query, search, context, trace, semantic_search"),
+            "{}",
+            err.message
+        );
     }
 }

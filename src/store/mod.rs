@@ -56,7 +56,9 @@ pub struct Staging {
 impl Store {
     /// The store kept in `store_dir` (the folder that holds `.knowcode`).
     pub fn at(store_dir: &Path) -> Store {
-        Store { base: store_dir.join(DIR_NAME) }
+        Store {
+            base: store_dir.join(DIR_NAME),
+        }
     }
 
     pub fn base(&self) -> &Path {
@@ -76,7 +78,8 @@ impl Store {
 
     /// Takes the build lock or says who holds it.
     pub fn lock(&self) -> Result<StoreLock, BuildError> {
-        std::fs::create_dir_all(&self.base).map_err(|e| BuildError::at(crate::error::Stage::Store)(e.into()))?;
+        std::fs::create_dir_all(&self.base)
+            .map_err(|e| BuildError::at(crate::error::Stage::Store)(e.into()))?;
         let file = File::options()
             .create(true)
             .truncate(false)
@@ -91,7 +94,9 @@ impl Store {
 
     /// Starts a generation in a fresh staging folder. Ids sort by creation time.
     pub fn begin(&self) -> anyhow::Result<Staging> {
-        let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis();
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_millis();
         let mut id = format!("g{millis}");
         let mut n = 1;
         while self.generation_dir(&id).exists() || self.base.join(STAGING).join(&id).exists() {
@@ -121,7 +126,9 @@ impl Store {
     pub fn generation_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = std::fs::read_dir(self.base.join(GENERATIONS))
             .map(|entries| {
-                entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect()
+                entries
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
             })
             .unwrap_or_default();
         ids.sort_by_key(|id| generation_sort_key(id));
@@ -150,12 +157,19 @@ impl Store {
     /// Total bytes under `.knowcode`.
     pub fn disk_bytes(&self) -> u64 {
         fn walk(path: &Path) -> u64 {
-            let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                return 0;
+            };
             if !meta.is_dir() {
                 return meta.len();
             }
             std::fs::read_dir(path)
-                .map(|entries| entries.filter_map(|e| e.ok()).map(|e| walk(&e.path())).sum())
+                .map(|entries| {
+                    entries
+                        .filter_map(|e| e.ok())
+                        .map(|e| walk(&e.path()))
+                        .sum()
+                })
                 .unwrap_or(0)
         }
         walk(&self.base)
@@ -164,9 +178,14 @@ impl Store {
     /// The manifest of the current generation, or `missing_knowledge_store`.
     pub fn current_manifest(&self) -> Result<(String, Manifest), KnowcodeError> {
         let store_dir = self.base.parent().unwrap_or(&self.base);
-        let id = self.current_id().ok_or_else(|| KnowcodeError::missing_store(store_dir))?;
+        let id = self
+            .current_id()
+            .ok_or_else(|| KnowcodeError::missing_store(store_dir))?;
         let manifest = Manifest::read(&self.generation_dir(&id)).map_err(|e| {
-            KnowcodeError::new(ErrorCode::StoreCorrupt, format!("generation {id}: unreadable manifest: {e}"))
+            KnowcodeError::new(
+                ErrorCode::StoreCorrupt,
+                format!("generation {id}: unreadable manifest: {e}"),
+            )
         })?;
         Ok((id, manifest))
     }

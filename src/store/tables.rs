@@ -61,13 +61,32 @@ fn entities_batch(entities: &[Entity]) -> anyhow::Result<RecordBatch> {
         utf8("content_hash", false),
         utf8("search_text", false),
     ]);
-    let s = |f: fn(&Entity) -> &str| Arc::new(StringArray::from_iter_values(entities.iter().map(f))) as Arc<dyn Array>;
-    let opt = |f: fn(&Entity) -> Option<&str>| Arc::new(entities.iter().map(f).collect::<StringArray>()) as Arc<dyn Array>;
-    let n = |f: fn(&Span) -> u32| Arc::new(UInt32Array::from_iter_values(entities.iter().map(|e| f(&e.span)))) as Arc<dyn Array>;
-    let b = |f: fn(&Span) -> usize| Arc::new(UInt64Array::from_iter_values(entities.iter().map(|e| f(&e.span) as u64))) as Arc<dyn Array>;
+    let s = |f: fn(&Entity) -> &str| {
+        Arc::new(StringArray::from_iter_values(entities.iter().map(f))) as Arc<dyn Array>
+    };
+    let opt = |f: fn(&Entity) -> Option<&str>| {
+        Arc::new(entities.iter().map(f).collect::<StringArray>()) as Arc<dyn Array>
+    };
+    let n = |f: fn(&Span) -> u32| {
+        Arc::new(UInt32Array::from_iter_values(
+            entities.iter().map(|e| f(&e.span)),
+        )) as Arc<dyn Array>
+    };
+    let b = |f: fn(&Span) -> usize| {
+        Arc::new(UInt64Array::from_iter_values(
+            entities.iter().map(|e| f(&e.span) as u64),
+        )) as Arc<dyn Array>
+    };
     let search: StringArray = entities
         .iter()
-        .map(|e| Some(code_search_text(&format!("{} {} {}", e.qualified_name, e.signature, e.doc.as_deref().unwrap_or("")))))
+        .map(|e| {
+            Some(code_search_text(&format!(
+                "{} {} {}",
+                e.qualified_name,
+                e.signature,
+                e.doc.as_deref().unwrap_or("")
+            )))
+        })
         .collect();
     Ok(RecordBatch::try_new(
         Arc::new(schema),
@@ -105,18 +124,27 @@ fn edges_batch(edges: &[Edge]) -> anyhow::Result<RecordBatch> {
         utf8("resolution", false),
         u32f("candidates"),
     ]);
-    let s = |f: fn(&Edge) -> &str| Arc::new(StringArray::from_iter_values(edges.iter().map(f))) as Arc<dyn Array>;
+    let s = |f: fn(&Edge) -> &str| {
+        Arc::new(StringArray::from_iter_values(edges.iter().map(f))) as Arc<dyn Array>
+    };
     Ok(RecordBatch::try_new(
         Arc::new(schema),
         vec![
             s(|e| &e.source),
-            Arc::new(edges.iter().map(|e| e.target.as_deref()).collect::<StringArray>()),
+            Arc::new(
+                edges
+                    .iter()
+                    .map(|e| e.target.as_deref())
+                    .collect::<StringArray>(),
+            ),
             s(|e| &e.target_name),
             s(|e| e.kind.as_str()),
             s(|e| &e.path),
             Arc::new(UInt32Array::from_iter_values(edges.iter().map(|e| e.line))),
             s(|e| e.resolution.as_str()),
-            Arc::new(UInt32Array::from_iter_values(edges.iter().map(|e| e.candidates))),
+            Arc::new(UInt32Array::from_iter_values(
+                edges.iter().map(|e| e.candidates),
+            )),
         ],
     )?)
 }
@@ -143,8 +171,12 @@ fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<R
         utf8("search_text", false),
         utf8("content_hash", false),
     ];
-    let s = |f: fn(&Chunk) -> &str| Arc::new(StringArray::from_iter_values(chunks.iter().map(f))) as Arc<dyn Array>;
-    let n = |f: fn(&Chunk) -> u32| Arc::new(UInt32Array::from_iter_values(chunks.iter().map(f))) as Arc<dyn Array>;
+    let s = |f: fn(&Chunk) -> &str| {
+        Arc::new(StringArray::from_iter_values(chunks.iter().map(f))) as Arc<dyn Array>
+    };
+    let n = |f: fn(&Chunk) -> u32| {
+        Arc::new(UInt32Array::from_iter_values(chunks.iter().map(f))) as Arc<dyn Array>
+    };
     let mut columns = vec![
         s(|c| &c.id),
         s(|c| &c.entity_id),
@@ -160,24 +192,43 @@ fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<R
         s(|c| &c.content_hash),
     ];
     if let Some(vectors) = vectors {
-        anyhow::ensure!(vectors.rows.len() == chunks.len(), "chunk/vector count mismatch");
+        anyhow::ensure!(
+            vectors.rows.len() == chunks.len(),
+            "chunk/vector count mismatch"
+        );
         let dim = vectors.dimension;
         let mut flat = Vec::with_capacity(chunks.len() * dim);
         for row in vectors.rows {
             match row {
                 Some(v) if v.len() == dim => flat.extend_from_slice(v),
-                Some(v) => anyhow::bail!("vector of dimension {} where {dim} was expected", v.len()),
+                Some(v) => {
+                    anyhow::bail!("vector of dimension {} where {dim} was expected", v.len())
+                }
                 None => flat.extend(std::iter::repeat_n(0.0, dim)),
             }
         }
         let item = Arc::new(Field::new("item", DataType::Float32, true));
-        let list = FixedSizeListArray::try_new(item.clone(), dim as i32, Arc::new(Float32Array::from(flat)), None)?;
+        let list = FixedSizeListArray::try_new(
+            item.clone(),
+            dim as i32,
+            Arc::new(Float32Array::from(flat)),
+            None,
+        )?;
         fields.push(Field::new("has_vector", DataType::Boolean, false));
-        fields.push(Field::new("vector", DataType::FixedSizeList(item, dim as i32), false));
-        columns.push(Arc::new(BooleanArray::from(vectors.rows.iter().map(|r| r.is_some()).collect::<Vec<_>>())));
+        fields.push(Field::new(
+            "vector",
+            DataType::FixedSizeList(item, dim as i32),
+            false,
+        ));
+        columns.push(Arc::new(BooleanArray::from(
+            vectors.rows.iter().map(|r| r.is_some()).collect::<Vec<_>>(),
+        )));
         columns.push(Arc::new(list));
     }
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
 }
 
 /// Writes the three tables (and their full-text indexes) into a generation folder.
@@ -189,14 +240,28 @@ pub async fn write_tables(
     vectors: Option<&Vectors<'_>>,
 ) -> anyhow::Result<()> {
     let db = connect(dir).await?;
-    let entities_table = db.create_table(ENTITIES, entities_batch(entities)?).execute().await?;
-    db.create_table(EDGES, edges_batch(edges)?).execute().await?;
-    let chunks_table = db.create_table(CHUNKS, chunks_batch(chunks, vectors)?).execute().await?;
+    let entities_table = db
+        .create_table(ENTITIES, entities_batch(entities)?)
+        .execute()
+        .await?;
+    db.create_table(EDGES, edges_batch(edges)?)
+        .execute()
+        .await?;
+    let chunks_table = db
+        .create_table(CHUNKS, chunks_batch(chunks, vectors)?)
+        .execute()
+        .await?;
     if !entities.is_empty() {
-        entities_table.create_index(&["search_text"], Index::FTS(FtsIndexBuilder::default())).execute().await?;
+        entities_table
+            .create_index(&["search_text"], Index::FTS(FtsIndexBuilder::default()))
+            .execute()
+            .await?;
     }
     if !chunks.is_empty() {
-        chunks_table.create_index(&["search_text"], Index::FTS(FtsIndexBuilder::default())).execute().await?;
+        chunks_table
+            .create_index(&["search_text"], Index::FTS(FtsIndexBuilder::default()))
+            .execute()
+            .await?;
     }
     Ok(())
 }
@@ -218,8 +283,18 @@ pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
         async move { db.open_table(name).execute().await?.count_rows(None).await }
     };
     let chunks_table = db.open_table(CHUNKS).execute().await?;
-    let has_vectors = chunks_table.schema().await?.field_with_name("vector").is_ok();
-    let vectors = if has_vectors { chunks_table.count_rows(Some("has_vector = true".into())).await? } else { 0 };
+    let has_vectors = chunks_table
+        .schema()
+        .await?
+        .field_with_name("vector")
+        .is_ok();
+    let vectors = if has_vectors {
+        chunks_table
+            .count_rows(Some("has_vector = true".into()))
+            .await?
+    } else {
+        0
+    };
     Ok(RowCounts {
         entities: count(ENTITIES).await?,
         edges: count(EDGES).await?,
@@ -228,7 +303,11 @@ pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
     })
 }
 
-async fn read_all(db: &lancedb::Connection, table: &str, columns: Option<&[&str]>) -> anyhow::Result<Vec<RecordBatch>> {
+async fn read_all(
+    db: &lancedb::Connection,
+    table: &str,
+    columns: Option<&[&str]>,
+) -> anyhow::Result<Vec<RecordBatch>> {
     let table = db.open_table(table).execute().await?;
     let mut query = table.query();
     if let Some(columns) = columns {
@@ -259,7 +338,10 @@ pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>
         for i in 0..batch.num_rows() {
             if has.value(i) {
                 let values = vectors.value(i);
-                let floats = values.as_any().downcast_ref::<Float32Array>().ok_or_else(|| anyhow::anyhow!("vector is not f32"))?;
+                let floats = values
+                    .as_any()
+                    .downcast_ref::<Float32Array>()
+                    .ok_or_else(|| anyhow::anyhow!("vector is not f32"))?;
                 out.insert(hashes.value(i).to_string(), floats.values().to_vec());
             }
         }
@@ -274,16 +356,35 @@ pub async fn read_entities(db: &lancedb::Connection) -> anyhow::Result<Vec<Entit
         let s = |name| col::<StringArray>(&batch, name);
         let n = |name| col::<UInt32Array>(&batch, name);
         let b = |name| col::<UInt64Array>(&batch, name);
-        let (id, parent, kind, subkind, name, qualified) =
-            (s("id")?, s("parent")?, s("kind")?, s("subkind")?, s("name")?, s("qualified_name")?);
-        let (language, path, signature, doc, hash) = (s("language")?, s("path")?, s("signature")?, s("doc")?, s("content_hash")?);
-        let (sl, sc, el, ec, sb, eb) =
-            (n("start_line")?, n("start_col")?, n("end_line")?, n("end_col")?, b("start_byte")?, b("end_byte")?);
+        let (id, parent, kind, subkind, name, qualified) = (
+            s("id")?,
+            s("parent")?,
+            s("kind")?,
+            s("subkind")?,
+            s("name")?,
+            s("qualified_name")?,
+        );
+        let (language, path, signature, doc, hash) = (
+            s("language")?,
+            s("path")?,
+            s("signature")?,
+            s("doc")?,
+            s("content_hash")?,
+        );
+        let (sl, sc, el, ec, sb, eb) = (
+            n("start_line")?,
+            n("start_col")?,
+            n("end_line")?,
+            n("end_col")?,
+            b("start_byte")?,
+            b("end_byte")?,
+        );
         for i in 0..batch.num_rows() {
             out.push(Entity {
                 id: id.value(i).to_string(),
                 parent: opt_str(parent, i),
-                kind: EntityKind::parse(kind.value(i)).ok_or_else(|| anyhow::anyhow!("unknown entity kind"))?,
+                kind: EntityKind::parse(kind.value(i))
+                    .ok_or_else(|| anyhow::anyhow!("unknown entity kind"))?,
                 subkind: opt_str(subkind, i),
                 name: name.value(i).to_string(),
                 qualified_name: qualified.value(i).to_string(),
@@ -312,8 +413,14 @@ pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
     let mut out = Vec::new();
     for batch in read_all(db, EDGES, None).await? {
         let s = |name| col::<StringArray>(&batch, name);
-        let (source, target, target_name, kind, path, resolution) =
-            (s("source")?, s("target")?, s("target_name")?, s("kind")?, s("path")?, s("resolution")?);
+        let (source, target, target_name, kind, path, resolution) = (
+            s("source")?,
+            s("target")?,
+            s("target_name")?,
+            s("kind")?,
+            s("path")?,
+            s("resolution")?,
+        );
         let line: &UInt32Array = col(&batch, "line")?;
         let candidates: &UInt32Array = col(&batch, "candidates")?;
         for i in 0..batch.num_rows() {
@@ -321,7 +428,8 @@ pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
                 source: source.value(i).to_string(),
                 target: opt_str(target, i),
                 target_name: target_name.value(i).to_string(),
-                kind: EdgeKind::parse(kind.value(i)).ok_or_else(|| anyhow::anyhow!("unknown edge kind"))?,
+                kind: EdgeKind::parse(kind.value(i))
+                    .ok_or_else(|| anyhow::anyhow!("unknown edge kind"))?,
                 path: path.value(i).to_string(),
                 line: line.value(i),
                 resolution: parse_resolution(resolution.value(i))?,
@@ -334,8 +442,16 @@ pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
 
 fn parse_resolution(s: &str) -> anyhow::Result<Resolution> {
     use Resolution::*;
-    [Structural, SameScope, SameFile, ImportBound, UniqueName, Unresolved, Ambiguous]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-        .ok_or_else(|| anyhow::anyhow!("unknown resolution `{s}`"))
+    [
+        Structural,
+        SameScope,
+        SameFile,
+        ImportBound,
+        UniqueName,
+        Unresolved,
+        Ambiguous,
+    ]
+    .into_iter()
+    .find(|r| r.as_str() == s)
+    .ok_or_else(|| anyhow::anyhow!("unknown resolution `{s}`"))
 }

@@ -31,7 +31,10 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// Runs the real `knowcode` binary.
 pub fn knowcode(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_knowcode"));
-    command.args(args).env_remove("KNOWCODE_FAIL_STAGE").env_remove("KNOWCODE_TEST_EMBED_FAIL_ON");
+    command
+        .args(args)
+        .env_remove("KNOWCODE_FAIL_STAGE")
+        .env_remove("KNOWCODE_TEST_EMBED_FAIL_ON");
     for (key, value) in envs {
         command.env(key, value);
     }
