@@ -107,7 +107,10 @@ fn make_chunk(entity: &Entity, part: u32, text: String, start_line: u32, end_lin
     embed.push('\n');
     embed.push_str(&text);
     let embed_text = truncate_chars(&embed, MAX_EMBED_CHARS);
-    let search_source = format!("{header}\n{}\n{text}", entity.doc.as_deref().unwrap_or(""));
+    // The lexical column is the chunk's own words (path, name, code and any docstring inside
+    // it); docs written above a definition are left to the embedding, so other entities'
+    // docs do not drown a definition's own name and body in full-text ranking.
+    let search_source = format!("{header}\n{text}");
     Chunk {
         id: format!("{}#{part}", entity.id),
         entity_id: entity.id.clone(),

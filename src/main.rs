@@ -10,7 +10,9 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            // lance's scanner warns about a scoring-column deprecation on every search.
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,lance::dataset::scanner=error".into()),
         )
         .init();
     let cli = cli::Cli::parse();

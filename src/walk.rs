@@ -325,4 +325,25 @@ mod tests {
         assert!(looks_minified(&"x".repeat(MINIFIED_LINE_CHARS + 1)));
         assert!(!looks_minified(&"short line\n".repeat(1000)));
     }
+
+    #[test]
+    fn a_file_deleted_during_the_walk_is_skipped_as_vanished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gone.py");
+        std::fs::write(&path, "x = 1\n").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let skipped = load_file(dir.path(), "gone.py", &path, 1024).unwrap_err();
+        assert_eq!(skipped.reason, SkipReason::Vanished);
+    }
+
+    #[test]
+    fn unreadable_files_are_skipped_as_unreadable() {
+        // Tests run as root here, so permissions cannot make a file unreadable; the mapping
+        // from the I/O error is what decides.
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(io_reason(&denied), SkipReason::Unreadable);
+        let dir = tempfile::tempdir().unwrap();
+        let skipped = load_file(dir.path(), "d", dir.path(), 1024).unwrap_err();
+        assert_eq!(skipped.reason, SkipReason::NotRegularFile);
+    }
 }
