@@ -78,6 +78,21 @@ impl Resolution {
         }
     }
 
+    pub fn parse(s: &str) -> Option<Resolution> {
+        use Resolution::*;
+        [
+            Structural,
+            SameScope,
+            SameFile,
+            ImportBound,
+            UniqueName,
+            Unresolved,
+            Ambiguous,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+
     pub fn is_resolved(self) -> bool {
         !matches!(self, Resolution::Unresolved | Resolution::Ambiguous)
     }
@@ -378,11 +393,15 @@ pub fn build(files: &[ParsedFile]) -> Graph {
         }
         for call in &file.calls {
             let resolved = resolve_call(&table, &bindings, f, call);
-            push_reference(
+            let caller = Ref {
+                file: f,
+                entity: call.caller,
+            };
+            push_reference_from(
                 &mut graph,
                 &table,
                 f,
-                call.caller,
+                caller,
                 &call.name,
                 EdgeKind::Calls,
                 call.line,
@@ -597,32 +616,6 @@ fn resolve_heritage(
         .or_else(|| Resolved::decide(table.named(name, f, is_class), Resolution::UniqueName))
         .unwrap_or_else(Resolved::unresolved);
     (source, resolved)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn push_reference(
-    graph: &mut Graph,
-    table: &SymbolTable,
-    f: usize,
-    source_entity: usize,
-    name: &str,
-    kind: EdgeKind,
-    line: u32,
-    resolved: Resolved,
-) {
-    push_reference_from(
-        graph,
-        table,
-        f,
-        Ref {
-            file: f,
-            entity: source_entity,
-        },
-        name,
-        kind,
-        line,
-        resolved,
-    );
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -432,26 +432,11 @@ pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
                     .ok_or_else(|| anyhow::anyhow!("unknown edge kind"))?,
                 path: path.value(i).to_string(),
                 line: line.value(i),
-                resolution: parse_resolution(resolution.value(i))?,
+                resolution: Resolution::parse(resolution.value(i))
+                    .ok_or_else(|| anyhow::anyhow!("unknown resolution"))?,
                 candidates: candidates.value(i),
             });
         }
     }
     Ok(out)
-}
-
-fn parse_resolution(s: &str) -> anyhow::Result<Resolution> {
-    use Resolution::*;
-    [
-        Structural,
-        SameScope,
-        SameFile,
-        ImportBound,
-        UniqueName,
-        Unresolved,
-        Ambiguous,
-    ]
-    .into_iter()
-    .find(|r| r.as_str() == s)
-    .ok_or_else(|| anyhow::anyhow!("unknown resolution `{s}`"))
 }
