@@ -202,7 +202,7 @@ impl Retriever {
                 &mut remaining,
             );
         }
-        let confidence = sufficiency::ranking_confidence(&ranking.hits);
+        let confidence = sufficiency::ranking_confidence(&ranking);
         let payload = Answer {
             generation: &generation,
             profile,

@@ -68,6 +68,7 @@ pub struct Ranking {
     pub mode: RetrievalMode,
     /// Weight the lexical leg got for this query.
     pub lexical_weight: f64,
+    pub shape: QueryShape,
     /// Problems with one leg that did not stop the others.
     pub errors: Vec<String>,
 }
@@ -194,6 +195,7 @@ pub async fn rank(
         hits,
         mode,
         lexical_weight: w_lex,
+        shape: query_shape(query),
         errors,
     }
 }
@@ -381,6 +383,7 @@ fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
         hits,
         mode: RetrievalMode::Exact,
         lexical_weight: 1.0,
+        shape: QueryShape::Mixed,
         errors: Vec::new(),
     }
 }

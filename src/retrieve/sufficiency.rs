@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::context::Bundle;
-use super::rank::Hit;
+use super::rank::{QueryShape, Ranking, RetrievalMode};
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Sufficiency {
@@ -17,27 +17,27 @@ pub struct Sufficiency {
     pub coverage: f64,
 }
 
-/// Confidence that the first hit answers the query.
-pub fn ranking_confidence(hits: &[Hit]) -> f64 {
+/// Confidence that the first hit answers the query: an estimate of the probability that it is
+/// the entity asked for, calibrated on the benchmark (see docs/sufficiency.md). The lead over
+/// the runner-up is deliberately not used: on the benchmark large leads were *less* often right.
+pub fn ranking_confidence(ranking: &Ranking) -> f64 {
+    let hits = &ranking.hits;
     let Some(top) = hits.first() else { return 0.0 };
+    if ranking.mode == RetrievalMode::Exact {
+        return if hits.len() == 1 { 0.9 } else { 0.5 };
+    }
     let e = &top.evidence;
-    let mut confidence: f64 = 0.3;
-    if e.name_match {
-        confidence += 0.45;
+    let agree =
+        |n: u32| matches!((e.lexical_rank, e.vector_rank), (Some(l), Some(v)) if l <= n && v <= n);
+    let contested_name = hits.iter().skip(1).any(|h| h.evidence.name_match);
+    match () {
+        _ if e.name_match && !contested_name && ranking.shape == QueryShape::Identifier => 0.9,
+        _ if agree(1) => 0.6,
+        _ if e.name_match || e.lexical_rank == Some(1) => 0.5,
+        _ if agree(3) => 0.45,
+        _ if e.vector_rank == Some(1) => 0.35,
+        _ => 0.2,
     }
-    match (e.lexical_rank, e.vector_rank) {
-        (Some(1), Some(1)) => confidence += 0.4,
-        (Some(l), Some(v)) if l <= 3 && v <= 3 => confidence += 0.25,
-        (Some(1), _) | (_, Some(1)) => confidence += 0.1,
-        _ => {}
-    }
-    if let Some(second) = hits.get(1) {
-        let margin = ((top.score - second.score) / top.score.max(1e-9)).clamp(0.0, 1.0);
-        confidence += 0.35 * margin;
-    } else {
-        confidence += 0.2;
-    }
-    confidence.clamp(0.0, 1.0)
 }
 
 /// Share of the planned section weight that made it into the bundles (first bundle counts
