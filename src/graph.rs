@@ -212,6 +212,33 @@ impl<'a> SymbolTable<'a> {
         &self.files[r.file].entities[r.entity]
     }
 
+    /// Entities (not the module) of one file named `name` and passing `keep`.
+    fn in_file(
+        &self,
+        file: usize,
+        name: &str,
+        keep: impl Fn(&crate::parse::Entity) -> bool,
+    ) -> Vec<Ref> {
+        let entities = &self.files[file].entities;
+        (1..entities.len())
+            .filter(|&e| entities[e].name == name && keep(&entities[e]))
+            .map(|e| Ref { file, entity: e })
+            .collect()
+    }
+
+    /// Members of the entity `parent_id` named `name`.
+    fn members_named(&self, parent_id: &str, name: &str) -> Vec<Ref> {
+        self.members
+            .get(parent_id)
+            .map(|m| {
+                m.iter()
+                    .copied()
+                    .filter(|r| self.entity(*r).name == name)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn family(&self, file: usize) -> &'static str {
         self.files[file].language.family
     }
@@ -486,24 +513,12 @@ fn resolve_call(table: &SymbolTable, bindings: &Bindings, f: usize, call: &CallS
     let on_self = receiver.is_none_or(|r| file.language.self_receivers.contains(&r));
     if on_self {
         if let Some(class_id) = enclosing_class(file, call.caller) {
-            let members: Vec<Ref> = table
-                .members
-                .get(class_id)
-                .map(|m| {
-                    m.iter()
-                        .copied()
-                        .filter(|r| table.entity(*r).name == name)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let members = table.members_named(class_id, name);
             if let Some(resolved) = Resolved::decide(members, Resolution::SameScope) {
                 return resolved;
             }
         }
-        let same_file: Vec<Ref> = (1..file.entities.len())
-            .filter(|&e| file.entities[e].name == name && is_call_target(file.entities[e].kind))
-            .map(|e| Ref { file: f, entity: e })
-            .collect();
+        let same_file = table.in_file(f, name, |e| is_call_target(e.kind));
         if let Some(resolved) = Resolved::decide(same_file, Resolution::SameFile) {
             return resolved;
         }
@@ -536,12 +551,7 @@ fn resolve_through_imports(
     {
         let hits: Vec<Ref> = files
             .iter()
-            .flat_map(|&file| {
-                let entities = &table.files[file].entities;
-                (1..entities.len())
-                    .filter(move |&e| entities[e].name == name && is_call_target(entities[e].kind))
-                    .map(move |e| Ref { file, entity: e })
-            })
+            .flat_map(|&file| table.in_file(file, name, |e| is_call_target(e.kind)))
             .collect();
         if let Some(resolved) = Resolved::decide(hits, Resolution::ImportBound) {
             return Some(resolved);
@@ -553,16 +563,7 @@ fn resolve_through_imports(
         return None;
     };
     let class_id = table.entity(*class).id.as_str();
-    let members: Vec<Ref> = table
-        .members
-        .get(class_id)
-        .map(|m| {
-            m.iter()
-                .copied()
-                .filter(|r| table.entity(*r).name == name)
-                .collect()
-        })
-        .unwrap_or_default();
+    let members = table.members_named(class_id, name);
     Resolved::decide(members, Resolution::ImportBound)
 }
 
@@ -585,7 +586,6 @@ fn resolve_heritage(
     f: usize,
     heritage: &crate::parse::HeritageRef,
 ) -> (Ref, Resolved) {
-    let file = &table.files[f];
     let is_class = |e: &crate::parse::Entity| e.kind == EntityKind::Class;
     let mut source = Ref {
         file: f,
@@ -593,10 +593,7 @@ fn resolve_heritage(
     };
     if let Some(implementor) = &heritage.implementor {
         let owner = implementor.rsplit('.').next().unwrap_or(implementor);
-        let local: Vec<Ref> = (1..file.entities.len())
-            .filter(|&e| file.entities[e].name == owner && is_class(&file.entities[e]))
-            .map(|e| Ref { file: f, entity: e })
-            .collect();
+        let local = table.in_file(f, owner, is_class);
         let candidates = if local.is_empty() {
             table.named(owner, f, is_class)
         } else {
@@ -607,10 +604,7 @@ fn resolve_heritage(
         }
     }
     let name = heritage.name.as_str();
-    let same_file: Vec<Ref> = (1..file.entities.len())
-        .filter(|&e| file.entities[e].name == name && is_class(&file.entities[e]))
-        .map(|e| Ref { file: f, entity: e })
-        .collect();
+    let same_file = table.in_file(f, name, is_class);
     let resolved = Resolved::decide(same_file, Resolution::SameFile)
         .or_else(|| resolve_through_imports(table, bindings, f, name, None))
         .or_else(|| Resolved::decide(table.named(name, f, is_class), Resolution::UniqueName))

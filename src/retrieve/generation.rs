@@ -66,7 +66,17 @@ impl LoadedGeneration {
     }
 
     pub fn chunk(&self, id: &str) -> Option<&ChunkRow> {
-        self.chunk_by_id.get(id).map(|&i| &self.chunks[i])
+        self.chunk_index(id).map(|i| &self.chunks[i])
+    }
+
+    /// Position of a chunk in [`Self::chunks`].
+    pub fn chunk_index(&self, id: &str) -> Option<usize> {
+        self.chunk_by_id.get(id).copied()
+    }
+
+    /// Position of an entity's first chunk in [`Self::chunks`].
+    pub fn first_chunk_index(&self, entity_id: &str) -> Option<usize> {
+        self.chunks_of.get(entity_id)?.first().copied()
     }
 
     /// The entity's chunks in order.

@@ -214,27 +214,34 @@ fn add_leg(
     let mut rank = 0u32;
     let mut seen = std::collections::HashSet::new();
     for chunk_id in chunk_ids {
-        let Some(chunk) = generation.chunk(chunk_id) else {
+        let Some(index) = generation.chunk_index(chunk_id) else {
             continue;
         };
-        if !seen.insert(chunk.entity_id.clone()) {
+        let entity_id = &generation.chunks[index].entity_id;
+        if !seen.insert(entity_id.clone()) {
             continue;
         }
         rank += 1;
-        let index = generation
-            .chunks
-            .iter()
-            .position(|c| std::ptr::eq(c, chunk))
-            .unwrap_or(0);
-        let hit = fused.entry(chunk.entity_id.clone()).or_insert_with(|| Hit {
-            entity_id: chunk.entity_id.clone(),
-            chunk: index,
-            score: 0.0,
-            evidence: Evidence::default(),
-        });
-        hit.score += weight / (RRF_K + rank as f64);
+        let hit = credit(fused, entity_id, index, weight / (RRF_K + rank as f64));
         mark(&mut hit.evidence, rank);
     }
+}
+
+/// Adds `amount` to an entity's fused score, creating its hit (with `chunk`) on first sight.
+fn credit<'a>(
+    fused: &'a mut HashMap<String, Hit>,
+    entity_id: &str,
+    chunk: usize,
+    amount: f64,
+) -> &'a mut Hit {
+    let hit = fused.entry(entity_id.to_string()).or_insert_with(|| Hit {
+        entity_id: entity_id.to_string(),
+        chunk,
+        score: 0.0,
+        evidence: Evidence::default(),
+    });
+    hit.score += amount;
+    hit
 }
 
 /// Definitions whose own name (or qualified-name tail) is written in the query.
@@ -251,22 +258,16 @@ fn add_name_matches(generation: &LoadedGeneration, fused: &mut HashMap<String, H
                 .then(a.id.cmp(&b.id))
         });
         for entity in matches.into_iter().take(5) {
-            let Some(chunk) = generation.chunks_of(&entity.id).next() else {
+            let Some(index) = generation.first_chunk_index(&entity.id) else {
                 continue;
             };
             rank += 1;
-            let index = generation
-                .chunks
-                .iter()
-                .position(|c| std::ptr::eq(c, chunk))
-                .unwrap_or(0);
-            let hit = fused.entry(entity.id.clone()).or_insert_with(|| Hit {
-                entity_id: entity.id.clone(),
-                chunk: index,
-                score: 0.0,
-                evidence: Evidence::default(),
-            });
-            hit.score += NAME_WEIGHT / (RRF_K + rank as f64);
+            let hit = credit(
+                fused,
+                &entity.id,
+                index,
+                NAME_WEIGHT / (RRF_K + rank as f64),
+            );
             hit.evidence.name_match = true;
         }
     }
