@@ -460,13 +460,25 @@ impl Retriever {
         with_text: bool,
     ) -> Result<(Vec<SemanticHit>, RetrievalMode), KnowcodeError> {
         let generation = self.generation().await?;
+        self.semantic_hits_in(&generation, query, limit, with_text)
+            .await
+    }
+
+    /// `semantic_search` hits from one given generation.
+    async fn semantic_hits_in(
+        &self,
+        generation: &LoadedGeneration,
+        query: &str,
+        limit: usize,
+        with_text: bool,
+    ) -> Result<(Vec<SemanticHit>, RetrievalMode), KnowcodeError> {
         if !generation.has_vectors() {
             return Err(KnowcodeError::new(
                 ErrorCode::MissingSemanticIndex,
                 format!("generation {} is lexical: it has no vectors", generation.id),
             ));
         }
-        let ranking = self.ranked(&generation, query, limit).await;
+        let ranking = self.ranked(generation, query, limit).await;
         let hits = ranking
             .hits
             .iter()
@@ -499,8 +511,11 @@ impl Retriever {
                 "must not be empty",
             ));
         }
-        let (hits, mode) = self.semantic_hits(query, limit, true).await?;
+        // Hits and freshness come from the same generation, even if one is published meanwhile.
         let generation = self.generation().await?;
+        let (hits, mode) = self
+            .semantic_hits_in(&generation, query, limit, true)
+            .await?;
         Ok(
             json!({"results": hits, "retrieval_mode": mode, "freshness": freshness::check(&generation)}),
         )
