@@ -106,7 +106,11 @@ impl IndexSummary {
     }
 }
 
+/// Marks entering a stage: logged on stderr (target `knowcode::stage`, which
+/// `scripts/crash-test` reads to report where a kill landed), and the injected failure
+/// point of [`FAIL_STAGE_ENV`].
 fn fail_point(stage: Stage) -> Result<(), BuildError> {
+    tracing::info!(target: "knowcode::stage", stage = stage.as_str(), "entering stage");
     match std::env::var(FAIL_STAGE_ENV) {
         Ok(value) if value == stage.as_str() => Err(BuildError::at(stage)(anyhow::anyhow!(
             "injected failure ({FAIL_STAGE_ENV}={value})"
@@ -155,7 +159,9 @@ pub async fn run(
     if previous_full.is_none() {
         let t = Instant::now();
         let manifest = manifest(options, &analysis, &counts, GenerationKind::Lexical, None);
-        let id = write_generation(&store, &analysis, &entities, None, manifest, &quality).await?;
+        let keep = options.config.index.keep_generations;
+        let id =
+            write_generation(&store, &analysis, &entities, None, manifest, &quality, keep).await?;
         published = Some((id, GenerationKind::Lexical));
         timings.store_lexical = t.elapsed().as_secs_f64();
     }
@@ -222,12 +228,10 @@ pub async fn run(
         Some(&vectors),
         manifest,
         &quality,
+        options.config.index.keep_generations,
     )
     .await?;
     timings.store_full = t.elapsed().as_secs_f64();
-    store
-        .clean(options.config.index.keep_generations)
-        .map_err(BuildError::at(Stage::Store))?;
     progress.finish();
     Ok(summary(
         id,
@@ -433,6 +437,7 @@ async fn write_generation(
     vectors: Option<&Vectors<'_>>,
     mut manifest: Manifest,
     quality: &serde_json::Value,
+    keep: usize,
 ) -> Result<String, BuildError> {
     fail_point(Stage::Store)?;
     let staging: Staging = store.begin().map_err(BuildError::at(Stage::Store))?;
@@ -466,9 +471,11 @@ async fn write_generation(
         )));
     }
     fail_point(Stage::Publish)?;
-    store
+    let id = store
         .publish(staging)
-        .map_err(BuildError::at(Stage::Publish))
+        .map_err(BuildError::at(Stage::Publish))?;
+    store.clean(keep).map_err(BuildError::at(Stage::Publish))?;
+    Ok(id)
 }
 
 fn summary(

@@ -177,6 +177,14 @@ fn hostile_files_are_skipped_with_a_reason_and_nothing_crashes() {
     )
     .unwrap();
     std::fs::write(root.join("huge.js"), "x".repeat(5 * 1024 * 1024)).unwrap();
+    // 2 GiB, sparse: skipped by its size without being read.
+    std::fs::File::create(root.join("sparse.js"))
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    use std::os::unix::ffi::OsStrExt;
+    let latin1_name = std::ffi::OsStr::from_bytes(b"caf\xe9.js");
+    std::fs::write(root.join(latin1_name), "function named() {}\n").unwrap();
     std::fs::write(root.join("broken.js"), "function broken( {\n").unwrap();
     std::os::unix::fs::symlink("loop_b.js", root.join("loop_a.js")).unwrap();
     std::os::unix::fs::symlink("loop_a.js", root.join("loop_b.js")).unwrap();
@@ -208,6 +216,8 @@ fn hostile_files_are_skipped_with_a_reason_and_nothing_crashes() {
     assert_eq!(reason("blob.js"), Some("binary"));
     assert_eq!(reason("min.js"), Some("minified"));
     assert_eq!(reason("huge.js"), Some("too_large"));
+    assert_eq!(reason("sparse.js"), Some("too_large"));
+    assert_eq!(reason("caf\u{fffd}.js"), Some("non_utf8_path"));
     assert_eq!(reason("loop_a.js"), Some("broken_symlink"));
     assert_eq!(reason("outside.js"), Some("symlink_outside_root"));
     assert_eq!(reason("pipe.js"), Some("not_regular_file"));

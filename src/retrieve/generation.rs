@@ -260,30 +260,47 @@ impl GenerationCache {
     }
 
     /// The current generation; `missing_knowledge_store` when none was ever published.
+    ///
+    /// A build may publish (and clean an old generation) between reading `current` and
+    /// opening the tables; when a load fails and `current` has moved on meanwhile, the new
+    /// generation is loaded instead, so readers never see a half-removed one.
     pub async fn current(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
-        let id = self
-            .store
-            .current_id()
-            .ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
-        if let Some(loaded) = self
-            .loaded
+        const ATTEMPTS: usize = 3;
+        let mut attempt = 0;
+        loop {
+            let id = self
+                .store
+                .current_id()
+                .ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
+            if let Some(loaded) = self.cached(&id) {
+                return Ok(loaded);
+            }
+            match LoadedGeneration::load(&self.store, &id).await {
+                Ok(generation) => {
+                    let generation = Arc::new(generation);
+                    *self.loaded.lock().expect("cache lock") = Some(generation.clone());
+                    return Ok(generation);
+                }
+                Err(e) => {
+                    attempt += 1;
+                    let moved_on = self.store.current_id().is_some_and(|now| now != id);
+                    if !moved_on || attempt >= ATTEMPTS {
+                        return Err(KnowcodeError::new(
+                            ErrorCode::StoreCorrupt,
+                            format!("cannot open generation {id}: {e:#}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn cached(&self, id: &str) -> Option<Arc<LoadedGeneration>> {
+        self.loaded
             .lock()
             .expect("cache lock")
             .as_ref()
             .filter(|g| g.id == id)
-        {
-            return Ok(loaded.clone());
-        }
-        let generation = LoadedGeneration::load(&self.store, &id)
-            .await
-            .map_err(|e| {
-                KnowcodeError::new(
-                    ErrorCode::StoreCorrupt,
-                    format!("cannot open generation {id}: {e:#}"),
-                )
-            })?;
-        let generation = Arc::new(generation);
-        *self.loaded.lock().expect("cache lock") = Some(generation.clone());
-        Ok(generation)
+            .cloned()
     }
 }

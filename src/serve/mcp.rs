@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -48,7 +48,9 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("knowcode", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
             "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate only when sufficiency_score is below the threshold.",
         )
     }
@@ -79,10 +81,12 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client disconnects.
+/// Serves MCP on stdin/stdout until the client disconnects; malformed lines are answered
+/// by [`super::stdio_guard`] and never reach rmcp.
 pub async fn serve_stdio(service: Service, legacy: bool) -> anyhow::Result<()> {
     let server = McpServer::new(service, legacy);
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let transport = super::stdio_guard::guard(tokio::io::stdin(), tokio::io::stdout());
+    let running = server.serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! The serving surfaces. [`service::Service`] is the one dispatcher behind every surface: it
 //! owns the served root, path confinement, the retriever, background jobs and telemetry.
-//! `mcp` speaks the Model Context Protocol over stdio. Nothing here writes to stdout except
+//! `mcp` speaks the Model Context Protocol over stdio behind `stdio_guard`, which answers
+//! malformed input itself. Nothing here writes to stdout except
 //! the MCP transport itself.
 
 pub mod jobs;
 pub mod mcp;
 pub mod service;
+pub mod stdio_guard;
 pub mod telemetry;
 pub mod tools;

@@ -41,7 +41,46 @@ pub fn resolve_root(store: Option<&Path>) -> Result<PathBuf, KnowcodeError> {
 
 /// Resolves a path argument against the root and refuses anything that escapes it: `..`,
 /// absolute paths elsewhere, symlinks pointing out, `/repo-backup` next to `/repo`.
+///
+/// Percent-encoded arguments (`%2e%2e%2f`) are judged by what they decode to as well, and
+/// NUL bytes are refused outright.
 pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
+    let refuse = || KnowcodeError::path_outside_root(argument, root);
+    if argument.contains('\0') {
+        return Err(refuse());
+    }
+    let decoded = percent_decode(argument);
+    if decoded != argument {
+        confine_literal(root, &decoded).map_err(|_| refuse())?;
+    }
+    confine_literal(root, argument)
+}
+
+/// `%XX` sequences decoded (invalid ones kept as they are).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn confine_literal(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
     let refuse = || KnowcodeError::path_outside_root(argument, root);
     let joined = if Path::new(argument).is_absolute() {
         PathBuf::from(argument)
@@ -408,12 +447,17 @@ mod tests {
         let root = root.canonicalize().unwrap();
         assert!(confine(&root, "docs/out").is_ok());
         assert!(confine(&root, "new/folder").is_ok());
+        assert!(confine(&root, "100%25-done").is_ok());
         for escape in [
             "../repo-backup",
             "/etc",
             "docs/../../repo-backup/x",
             "link/x",
             sibling.to_str().unwrap(),
+            "%2e%2e/repo-backup",
+            "docs%2f..%2f..%2fx",
+            "%2Fetc",
+            "docs/\0/x",
         ] {
             let err = confine(&root, escape).unwrap_err();
             assert_eq!(err.code, ErrorCode::PathOutsideRoot, "{escape}");

@@ -152,6 +152,9 @@ pub fn schema_tokens(legacy: bool) -> usize {
         .unwrap_or(usize::MAX)
 }
 
+/// Longest string argument accepted (a query, a target, a path), in bytes.
+pub const MAX_STRING_BYTES: usize = 16 * 1024;
+
 /// Typed, validated access to a tool call's arguments; every error names the argument.
 pub struct Args {
     map: Map<String, Value>,
@@ -193,6 +196,12 @@ impl Args {
     pub fn string(&self, name: &str) -> Result<Option<String>, KnowcodeError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.len() > MAX_STRING_BYTES => {
+                Err(KnowcodeError::invalid_argument(
+                    name,
+                    format!("is {} bytes; the limit is {MAX_STRING_BYTES}", s.len()),
+                ))
+            }
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(KnowcodeError::invalid_argument(name, "must be a string")),
         }

@@ -63,3 +63,115 @@ pub fn require_model() {
         panic!("the embedding model is required for this test ({problem}); run scripts/setup");
     }
 }
+
+/// A raw JSON-RPC client of `knowcode mcp` over stdio: sends arbitrary bytes, reads every
+/// stdout line (each must be a JSON-RPC message) on a background thread.
+pub struct RawMcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl RawMcp {
+    /// Starts `knowcode mcp --store <root>` and completes the initialize handshake.
+    pub fn start(root: &Path) -> RawMcp {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_knowcode"))
+            .args(["mcp", "--store", root.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("knowcode mcp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = RawMcp {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        let init = client.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "1"}}),
+        );
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        client.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        client
+    }
+
+    /// Writes one line (a newline is appended).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next stdout line as JSON; panics when it is not a JSON-RPC 2.0 message.
+    pub fn next_message(&mut self) -> serde_json::Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the server answers within 120 s");
+        let message: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:.200}"));
+        assert_eq!(message["jsonrpc"], "2.0", "not JSON-RPC: {line:.200}");
+        message
+    }
+
+    /// Sends a request and returns its response (notifications in between are skipped).
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let message =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(message.to_string().as_bytes());
+        loop {
+            let answer = self.next_message();
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    }
+
+    /// Calls a tool; returns (isError, the payload parsed from its one text item).
+    pub fn call(&mut self, tool: &str, arguments: serde_json::Value) -> (bool, serde_json::Value) {
+        let answer = self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": arguments}),
+        );
+        let result = &answer["result"];
+        assert!(
+            result.is_object(),
+            "tools/call failed at protocol level: {answer}"
+        );
+        let text = result["content"][0]["text"].as_str().unwrap_or("null");
+        let payload = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+        (result["isError"] == true, payload)
+    }
+
+    /// True while the server process runs.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for RawMcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
