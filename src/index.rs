@@ -168,6 +168,7 @@ pub async fn run(
     let phase_one_seconds = started.elapsed().as_secs_f64();
 
     let embedder = if options.embed {
+        fail_point(Stage::Embed)?;
         Embedder::load(&options.config).map_err(|e| e.message)
     } else {
         Err("embedding disabled (--no-embed)".to_string())
@@ -198,7 +199,6 @@ pub async fn run(
     };
 
     let t = Instant::now();
-    fail_point(Stage::Embed)?;
     let reusable = reusable_vectors(&store, previous_full.as_ref(), embedder.info()).await;
     let rows = embed_chunks(
         &mut embedder,

@@ -9,6 +9,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             // lance's scanner warns about a scoring-column deprecation on every search.
             tracing_subscriber::EnvFilter::try_from_default_env()

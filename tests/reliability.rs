@@ -1,6 +1,6 @@
 //! Reliability with real processes: hostile MCP input over raw stdio, queries from two
 //! processes while builds publish, two builds at once, and a bounded store after many
-//! builds. (Crash safety under SIGKILL is `scripts/crash-test`, run by `crash_test_script`.)
+//! builds, and `scripts/crash-test` (SIGKILL at random moments) with a small count.
 
 mod common;
 
@@ -283,4 +283,23 @@ fn the_store_stays_bounded_over_many_builds() {
         sizes[7] < sizes[1] * 2,
         "size grows with the code, not with the number of builds: {sizes:?}"
     );
+}
+
+#[test]
+fn crash_test_script_survives_sigkill_at_random_moments() {
+    common::require_model();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/crash-test");
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .args(["--count", "5", "--bin", env!("CARGO_BIN_EXE_knowcode")])
+        .output()
+        .expect("python3 runs scripts/crash-test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("5 kills survived"), "{stdout}");
 }

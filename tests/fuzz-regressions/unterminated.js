@@ -1,0 +1,2 @@
+function a() { return "never closed
+/* and a comment
