@@ -15,6 +15,7 @@ fn options(root: &Path) -> IndexOptions {
         store_dir: root.to_path_buf(),
         ignore_globs: vec![],
         embed: false,
+        temporal: false,
         config: Config::default(),
     }
 }

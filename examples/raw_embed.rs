@@ -16,6 +16,7 @@ fn main() -> anyhow::Result<()> {
         store_dir: root.into(),
         ignore_globs: vec![],
         embed: false,
+        temporal: false,
         config: config.clone(),
     };
     let analysis = index::analyse(&options, &NoProgress, &mut Timings::default())?;

@@ -46,6 +46,85 @@ pub enum Command {
     Mcp(McpArgs),
     /// Check that knowcode can be trusted here (exit 1 on any failure).
     Doctor(DoctorArgs),
+    /// Serve the REST API (loopback by default).
+    Serve(ServeArgs),
+    /// Rebuild on every change under the repository until interrupted.
+    Watch(WatchArgs),
+    /// Recent commits, or the commits that touched one entity (needs `build --temporal`).
+    History(HistoryArgs),
+    /// Local telemetry: `show` a summary or `clear` it (never exposed over MCP).
+    Telemetry(TelemetryArgs),
+    /// Write Markdown docs (+ `--json`: knowcode_knowledge.json) for the current index.
+    Export(ExportArgs),
+    /// Answer a question: locally when the context suffices, else via `chat.endpoint`.
+    Ask(AskArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The repository to serve.
+    #[arg(long, default_value = ".")]
+    pub store: PathBuf,
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Also rebuild on every change (like `knowcode watch`).
+    #[arg(long)]
+    pub watch: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// The repository to watch (its index lives in it).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Rebuild without the embedding model (lexical generations only).
+    #[arg(long)]
+    pub no_embed: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// An entity id or name; omitted: the most recent commits.
+    pub entity: Option<String>,
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TelemetryArgs {
+    #[command(subcommand)]
+    pub command: TelemetryCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TelemetryCommand {
+    /// Per tool and action: counts, latency, payload size, errors.
+    Show(StoreArgs),
+    /// Delete the telemetry files and their key.
+    Clear(StoreArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Also write the flat knowcode_knowledge.json.
+    #[arg(long)]
+    pub json: bool,
+    /// The folder holding the index.
+    #[arg(long, default_value = ".")]
+    pub store: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    pub question: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -53,6 +132,9 @@ pub struct McpArgs {
     /// The repository to serve (must exist); default: $CLAUDE_PROJECT_DIR, else the current folder.
     #[arg(long)]
     pub store: Option<PathBuf>,
+    /// Also rebuild on every change (like `knowcode watch`); logs go to stderr.
+    #[arg(long)]
+    pub watch: bool,
     /// Also list the predecessor's five flat tools (deprecated).
     #[arg(long)]
     pub legacy_tools: bool,
@@ -62,6 +144,9 @@ pub struct McpArgs {
 pub struct DoctorArgs {
     #[arg(long, default_value = ".")]
     pub store: PathBuf,
+    /// Also start `knowcode mcp` and run a real handshake (initialize, tools, one query).
+    #[arg(long)]
+    pub mcp: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -165,6 +250,9 @@ pub struct IndexArgs {
     /// Stop after the graph + full-text phase (no embedding model).
     #[arg(long)]
     pub no_embed: bool,
+    /// Also record git history for `knowcode history` (the repository must be a git checkout).
+    #[arg(long)]
+    pub temporal: bool,
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -213,24 +301,29 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Build(args) => run_index(args, true).await,
         Command::Mcp(args) => {
             let root = knowcode::serve::service::resolve_root(args.store.as_deref())?;
-            let service = knowcode::serve::service::Service::new(root)?;
+            let service = knowcode::serve::service::Service::new(root.clone())?;
+            let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
             knowcode::serve::mcp::serve_stdio(service, args.legacy_tools).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor(args) => {
             let config = Config::load(&args.store)?;
-            let report = knowcode::doctor::run(&args.store, &config).await;
+            let mut report = knowcode::ops::doctor::run(&args.store, &config).await;
+            if args.mcp {
+                knowcode::ops::doctor::check_mcp(&mut report, &args.store).await;
+            }
             if args.json {
                 println!("{}", report.to_json());
             } else {
                 for check in &report.checks {
                     let mark = match check.status {
-                        knowcode::doctor::Status::Pass => "pass",
-                        knowcode::doctor::Status::Warn => "WARN",
-                        knowcode::doctor::Status::Fail => "FAIL",
+                        knowcode::ops::doctor::Status::Pass => "pass",
+                        knowcode::ops::doctor::Status::Warn => "WARN",
+                        knowcode::ops::doctor::Status::Fail => "FAIL",
                     };
                     println!("{mark}  {:<12} {}", check.name, check.message);
-                    if !check.hint.is_empty() && check.status != knowcode::doctor::Status::Pass {
+                    if !check.hint.is_empty() && check.status != knowcode::ops::doctor::Status::Pass
+                    {
                         println!("      hint: {}", check.hint);
                     }
                 }
@@ -240,6 +333,41 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Command::Serve(args) => run_serve(args).await,
+        Command::Watch(args) => run_watch(args).await,
+        Command::History(args) => {
+            let retriever = retriever(&args.store)?;
+            let result = async {
+                let generation = retriever.generation().await?;
+                let dir =
+                    knowcode::store::Store::at(&args.store.store).generation_dir(&generation.id);
+                knowcode::ops::history::query(&generation, &dir, args.entity.as_deref(), args.limit)
+            }
+            .await;
+            Ok(print_payload(result, args.store.json))
+        }
+        Command::Telemetry(args) => run_telemetry(args),
+        Command::Export(args) => {
+            let cache = knowcode::retrieve::generation::GenerationCache::new(args.store.clone());
+            let result = async {
+                let generation = cache.current().await?;
+                knowcode::ops::export::export(&generation, &args.output, args.json)
+            }
+            .await;
+            Ok(print_payload(result, true))
+        }
+        Command::Ask(args) => {
+            let config = Config::load(&args.store.store)?;
+            let retriever = Retriever::new(args.store.store.clone(), config.clone());
+            let result = knowcode::ops::ask::ask(
+                &retriever,
+                &config.chat,
+                config.config.sufficiency_threshold,
+                &args.question,
+            )
+            .await;
+            Ok(print_payload(result, args.store.json))
         }
         Command::Query(args) if args.batch.is_some() => run_query_batch(args).await,
         Command::Query(args) => {
@@ -298,6 +426,120 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::SemanticSearch(args) => run_semantic(args).await,
     }
+}
+
+/// Index options for rebuilding `root` in place with its own configuration.
+fn rebuild_options(root: &std::path::Path, embed: bool) -> anyhow::Result<IndexOptions> {
+    Ok(IndexOptions {
+        root: root.to_path_buf(),
+        store_dir: root.to_path_buf(),
+        ignore_globs: Vec::new(),
+        embed,
+        temporal: false,
+        config: Config::load(root)?,
+    })
+}
+
+/// `--watch` on `mcp` and `serve`: a background watcher that logs to stderr. Dropping the
+/// returned guard stops it.
+fn spawn_watch(root: &std::path::Path) -> anyhow::Result<WatchGuard> {
+    let options = rebuild_options(root, true)?;
+    Ok(WatchGuard(knowcode::ops::watch::spawn_logging(options)))
+}
+
+struct WatchGuard(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let root = knowcode::serve::service::resolve_root(Some(&args.store))?;
+    let service = std::sync::Arc::new(knowcode::serve::service::Service::new(root.clone())?);
+    let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
+    let address = format!("{}:{}", args.host, args.port);
+    if !(args.host == "127.0.0.1" || args.host == "localhost" || args.host == "::1") {
+        tracing::warn!(
+            "serving on {address}: reachable from other machines, with no authentication"
+        );
+    }
+    eprintln!("knowcode REST API on http://{address}/api/v1/ (OpenAPI: /openapi.json)");
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || knowcode::serve::rest::serve(service, &address, runtime))
+        .await??;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
+    let root = args.path.canonicalize()?;
+    let options = rebuild_options(&root, !args.no_embed)?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    eprintln!("watching {} (Ctrl-C stops)", root.display());
+    tokio::task::spawn_blocking(move || {
+        knowcode::ops::watch::watch(options, stop, true, report_rebuild)
+    })
+    .await??;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per rebuild on stdout.
+fn report_rebuild(events: usize, outcome: Result<index::IndexSummary, KnowcodeError>) {
+    use std::io::Write;
+    match outcome {
+        Ok(summary) => println!("{events} change(s) → {}", summary.line()),
+        Err(e) => println!(
+            "{events} change(s) → rebuild failed [{}]: {}",
+            e.code.as_str(),
+            e
+        ),
+    }
+    let _ = std::io::stdout().flush();
+}
+
+fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
+    let (store, clear) = match args.command {
+        TelemetryCommand::Show(store) => (store, false),
+        TelemetryCommand::Clear(store) => (store, true),
+    };
+    let telemetry =
+        knowcode::serve::telemetry::Telemetry::at(knowcode::store::Store::at(&store.store).base());
+    if clear {
+        let removed = telemetry.clear()?;
+        println!(
+            "removed {removed} telemetry file(s) from {}",
+            telemetry
+                .path()
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut summary = telemetry.summary();
+    summary["file"] = serde_json::json!(telemetry.path());
+    if store.json {
+        println!("{summary}");
+    } else {
+        println!("telemetry: {}", telemetry.path().display());
+        println!(
+            "{:<34} {:>6} {:>8} {:>7} {:>7} {:>10} {:>6}",
+            "tool:action", "count", "distinct", "p50 ms", "p95 ms", "max bytes", "errors"
+        );
+        for (key, row) in summary["events"].as_object().into_iter().flatten() {
+            println!(
+                "{key:<34} {:>6} {:>8} {:>7} {:>7} {:>10} {:>6}",
+                row["count"],
+                row["distinct_inputs"],
+                row["p50_ms"],
+                row["p95_ms"],
+                row["max_bytes"],
+                row["errors"]
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
@@ -500,6 +742,7 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
         store_dir,
         ignore_globs: args.ignore,
         embed: !args.no_embed,
+        temporal: args.temporal,
         config,
     };
     let progress = BarProgress::new();
@@ -512,9 +755,9 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
                 if card {
                     let store = knowcode::store::Store::at(&options.store_dir);
                     if let Ok(report) =
-                        knowcode::quality::read(&store.generation_dir(&summary.generation_id))
+                        knowcode::ops::quality::read(&store.generation_dir(&summary.generation_id))
                     {
-                        println!("{}", knowcode::quality::card(&report));
+                        println!("{}", knowcode::ops::quality::card(&report));
                     }
                 }
             }

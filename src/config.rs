@@ -18,6 +18,31 @@ pub struct Config {
     pub config: RetrievalConfig,
     pub embedding: EmbeddingConfig,
     pub index: IndexConfig,
+    pub chat: ChatConfig,
+}
+
+/// The OpenAI-compatible chat endpoint `knowcode ask` falls back to when the retrieved
+/// context is not sufficient. Unset `endpoint` = never send anything anywhere.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChatConfig {
+    /// Base URL, e.g. `http://127.0.0.1:8080/v1` (`/chat/completions` is appended).
+    pub endpoint: Option<String>,
+    pub model: String,
+    /// Name of the environment variable holding the API key (the key never goes in a file).
+    pub api_key_env: Option<String>,
+    pub timeout_secs: u64,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            model: "gpt-4o-mini".into(),
+            api_key_env: None,
+            timeout_secs: 60,
+        }
+    }
 }
 
 /// Retrieval knobs.

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     StoreLocked,
     StoreCorrupt,
     BuildFailed,
+    ChatUnavailable,
+    MissingHistory,
     Internal,
 }
 
@@ -44,6 +46,8 @@ impl ErrorCode {
             Self::StoreLocked => "store_locked",
             Self::StoreCorrupt => "store_corrupt",
             Self::BuildFailed => "build_failed",
+            Self::ChatUnavailable => "chat_unavailable",
+            Self::MissingHistory => "missing_history",
             Self::Internal => "internal",
         }
     }
@@ -81,6 +85,12 @@ impl ErrorCode {
             }
             Self::BuildFailed => {
                 "see the named stage in the message; the previous generation stays current"
+            }
+            Self::ChatUnavailable => {
+                "check `chat.endpoint` in aimodels.yaml and that the server answers; the retrieved context is printed with --context"
+            }
+            Self::MissingHistory => {
+                "rebuild with history: knowcode build --temporal (the repository must be a git checkout)"
             }
             Self::Internal => "report this with the message; retrying may help",
         }
@@ -173,17 +183,19 @@ pub enum Stage {
     Parse,
     Graph,
     Chunk,
+    History,
     Embed,
     Store,
     Publish,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 7] = [
+    pub const ALL: [Stage; 8] = [
         Stage::Walk,
         Stage::Parse,
         Stage::Graph,
         Stage::Chunk,
+        Stage::History,
         Stage::Embed,
         Stage::Store,
         Stage::Publish,
@@ -195,6 +207,7 @@ impl Stage {
             Stage::Parse => "parse",
             Stage::Graph => "graph",
             Stage::Chunk => "chunk",
+            Stage::History => "history",
             Stage::Embed => "embed",
             Stage::Store => "store",
             Stage::Publish => "publish",

@@ -33,6 +33,8 @@ pub struct IndexOptions {
     pub ignore_globs: Vec<String>,
     /// False for `--no-embed`: stop after phase one.
     pub embed: bool,
+    /// `--temporal`: also record git history (`history.json`) in the generation.
+    pub temporal: bool,
     pub config: Config,
 }
 
@@ -153,7 +155,10 @@ pub async fn run(
     let entities = analysis.entities();
     let mut counts = base_counts(&analysis, entities.len());
     let previous_full = previous.filter(|(_, m)| m.kind == GenerationKind::Full);
-    let quality = crate::quality::report(&analysis);
+    let reports = Reports {
+        quality: crate::ops::quality::report(&analysis),
+        history: history(options, &analysis)?,
+    };
 
     let mut published: Option<(String, GenerationKind)> = None;
     if previous_full.is_none() {
@@ -161,7 +166,7 @@ pub async fn run(
         let manifest = manifest(options, &analysis, &counts, GenerationKind::Lexical, None);
         let keep = options.config.index.keep_generations;
         let id =
-            write_generation(&store, &analysis, &entities, None, manifest, &quality, keep).await?;
+            write_generation(&store, &analysis, &entities, None, manifest, &reports, keep).await?;
         published = Some((id, GenerationKind::Lexical));
         timings.store_lexical = t.elapsed().as_secs_f64();
     }
@@ -227,7 +232,7 @@ pub async fn run(
         &entities,
         Some(&vectors),
         manifest,
-        &quality,
+        &reports,
         options.config.index.keep_generations,
     )
     .await?;
@@ -429,6 +434,28 @@ fn manifest(
     }
 }
 
+/// What a generation stores besides its tables: the quality report and, for temporal
+/// builds, git history.
+struct Reports {
+    quality: serde_json::Value,
+    history: Option<crate::ops::history::History>,
+}
+
+/// Git history of the indexed files, when the build is temporal.
+fn history(
+    options: &IndexOptions,
+    analysis: &Analysis,
+) -> Result<Option<crate::ops::history::History>, BuildError> {
+    fail_point(Stage::History)?;
+    if !options.temporal {
+        return Ok(None);
+    }
+    let files = analysis.parsed.iter().map(|f| f.path.clone()).collect();
+    crate::ops::history::collect(&options.root, &files)
+        .map(Some)
+        .map_err(|e| BuildError::at(Stage::History)(anyhow::anyhow!("{} ({})", e.message, e.hint)))
+}
+
 /// Writes tables and manifest into staging, validates row counts, then publishes.
 async fn write_generation(
     store: &Store,
@@ -436,7 +463,7 @@ async fn write_generation(
     entities: &[Entity],
     vectors: Option<&Vectors<'_>>,
     mut manifest: Manifest,
-    quality: &serde_json::Value,
+    reports: &Reports,
     keep: usize,
 ) -> Result<String, BuildError> {
     fail_point(Stage::Store)?;
@@ -454,7 +481,11 @@ async fn write_generation(
     manifest
         .write(&staging.dir)
         .map_err(BuildError::at(Stage::Store))?;
-    crate::quality::write(&staging.dir, quality).map_err(BuildError::at(Stage::Store))?;
+    crate::ops::quality::write(&staging.dir, &reports.quality)
+        .map_err(BuildError::at(Stage::Store))?;
+    if let Some(history) = &reports.history {
+        crate::ops::history::write(&staging.dir, history).map_err(BuildError::at(Stage::Store))?;
+    }
     let counts = tables::row_counts(&staging.dir)
         .await
         .map_err(BuildError::at(Stage::Store))?;

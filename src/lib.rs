@@ -2,18 +2,18 @@
 //!
 //! The modules follow the pipeline data flows through:
 //! `walk → parse → graph → chunk → embed → store` (driven by [`index`]), then
-//! `retrieve` and `serve` on the read side. `config` and `error` are shared by all of them.
+//! `retrieve` and `serve` on the read side, and `ops` for running an index (doctor, quality,
+//! history, export, watch, ask). `config` and `error` are shared by all of them.
 //! Nothing in the library writes to stdout: the CLI in `main.rs` owns stdout.
 
 pub mod chunk;
 pub mod config;
-pub mod doctor;
 pub mod embed;
 pub mod error;
 pub mod graph;
 pub mod index;
+pub mod ops;
 pub mod parse;
-pub mod quality;
 pub mod retrieve;
 pub mod serve;
 pub mod store;

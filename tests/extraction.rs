@@ -14,6 +14,7 @@ fn analyse_dir(root: &std::path::Path) -> Analysis {
         store_dir: root.to_path_buf(),
         ignore_globs: vec![],
         embed: false,
+        temporal: false,
         config: Config::default(),
     };
     index::analyse(&options, &NoProgress, &mut Timings::default()).unwrap()

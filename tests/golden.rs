@@ -17,6 +17,7 @@ fn render(fixture: &str) -> String {
         store_dir: root,
         ignore_globs: vec![],
         embed: false,
+        temporal: false,
         config: Config::default(),
     };
     let analysis = index::analyse(&options, &NoProgress, &mut Timings::default()).unwrap();

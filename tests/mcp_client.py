@@ -95,7 +95,8 @@ async def main():
             semantic = await ok(session, "knowcode_retrieve", action="semantic_search", query="sum of subtotals", limit=3)
             assert 0 < len(semantic["results"]) <= 3 and "text" in semantic["results"][0], semantic
 
-            for action in ["job_status", "doctor", "freshness", "quality", "stats", "preflight", "history", "telemetry"]:
+            await error(session, "knowcode_inspect", "missing_history", action="history")
+            for action in ["job_status", "doctor", "freshness", "quality", "stats", "preflight", "telemetry"]:
                 body = await ok(session, "knowcode_inspect", action=action)
                 print(f"inspect {action}: {len(json.dumps(body, separators=(',', ':')))} bytes")
             stats = await ok(session, "knowcode_inspect", action="stats")

@@ -274,12 +274,9 @@ impl Retriever {
     ) -> Result<Value, KnowcodeError> {
         validate_budget(max_tokens, 1)?;
         let generation = self.generation().await?;
-        let entity = match resolve::resolve(&generation, target) {
-            Resolved::Found(entity) => entity,
-            Resolved::Ambiguous(candidates) => {
-                return Ok(disambiguation(&generation, target, &candidates));
-            }
-            Resolved::NotFound => return Err(not_found(target)),
+        let entity = match find_target(&generation, target)? {
+            Target::Entity(entity) => entity,
+            Target::Ambiguous(payload) => return Ok(payload),
         };
         let task = task_type.unwrap_or(TaskType::Explain);
         let profile = ResponseProfile::new(Action::Context, task, verbosity);
@@ -385,43 +382,21 @@ impl Retriever {
             ));
         }
         let generation = self.generation().await?;
-        let entity = match resolve::resolve(&generation, target) {
-            Resolved::Found(entity) => entity,
-            Resolved::Ambiguous(candidates) => {
-                return Ok(disambiguation(&generation, target, &candidates));
-            }
-            Resolved::NotFound => return Err(not_found(target)),
+        let entity = match find_target(&generation, target)? {
+            Target::Entity(entity) => entity,
+            Target::Ambiguous(payload) => return Ok(payload),
         };
-        let mut seen = std::collections::HashSet::from([entity.id.clone()]);
-        let mut frontier = vec![entity.id.clone()];
-        let mut nodes = Vec::new();
-        let mut unresolved = std::collections::BTreeSet::new();
-        for level in 1..=depth {
-            let mut next = Vec::new();
-            for id in &frontier {
-                let edges: Vec<&crate::graph::Edge> = match direction {
-                    Direction::Callees => generation.outgoing(id, EdgeKind::Calls).collect(),
-                    Direction::Callers => generation.incoming(id, EdgeKind::Calls).collect(),
-                };
-                for edge in edges {
-                    let other = match direction {
-                        Direction::Callees => edge.target.clone(),
-                        Direction::Callers => Some(edge.source.clone()),
-                    };
-                    let Some(other) = other else {
-                        if level == 1 {
-                            unresolved.insert(edge.target_name.clone());
-                        }
-                        continue;
-                    };
-                    if seen.insert(other.clone()) {
-                        nodes.push(json!({"id": other, "depth": level, "via": format!("{}:{}", edge.path, edge.line)}));
-                        next.push(other);
-                    }
-                }
-            }
-            frontier = next;
-        }
+        let (reached, unresolved) = reach(
+            &generation,
+            &entity.id,
+            &[EdgeKind::Calls],
+            direction,
+            depth,
+        );
+        let nodes: Vec<Value> = reached
+            .iter()
+            .map(|r| json!({"id": r.id, "depth": r.depth, "via": format!("{}:{}", r.edge.path, r.edge.line)}))
+            .collect();
         let mut payload = json!({
             "entity": entity.id,
             "direction": match direction { Direction::Callers => "callers", Direction::Callees => "callees" },
@@ -450,6 +425,50 @@ impl Retriever {
             _ => {}
         }
         Ok(payload)
+    }
+
+    /// What a change to an entity may break: everything that reaches it through calls,
+    /// inheritance, implementation or imports, up to `depth` levels, with the files involved.
+    pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
+        if depth == 0 || depth > MAX_TRACE_DEPTH {
+            return Err(KnowcodeError::invalid_argument(
+                "depth",
+                format!("must be between 1 and {MAX_TRACE_DEPTH}"),
+            ));
+        }
+        let generation = self.generation().await?;
+        let entity = match find_target(&generation, target)? {
+            Target::Entity(entity) => entity,
+            Target::Ambiguous(payload) => return Ok(payload),
+        };
+        let kinds = [
+            EdgeKind::Calls,
+            EdgeKind::Inherits,
+            EdgeKind::Implements,
+            EdgeKind::Imports,
+        ];
+        let (reached, _) = reach(&generation, &entity.id, &kinds, Direction::Callers, depth);
+        let files: std::collections::BTreeSet<&str> =
+            reached.iter().map(|r| r.edge.path.as_str()).collect();
+        let mut by_depth = vec![0usize; depth];
+        for r in &reached {
+            by_depth[r.depth - 1] += 1;
+        }
+        let nodes: Vec<Value> = reached
+            .iter()
+            .take(IMPACT_NODES)
+            .map(|r| json!({"id": r.id, "depth": r.depth, "via": r.edge.kind.as_str()}))
+            .collect();
+        Ok(json!({
+            "entity": entity.id,
+            "depth": depth,
+            "impacted": reached.len(),
+            "by_depth": by_depth,
+            "files": files,
+            "nodes": nodes,
+            "truncated": reached.len() > IMPACT_NODES,
+            "freshness": freshness::check(&generation),
+        }))
     }
 
     /// `semantic_search` hits (for the CLI batch form and the payload).
@@ -536,6 +555,30 @@ fn validate_budget(max_tokens: usize, limit_entities: usize) -> Result<(), Knowc
         ));
     }
     Ok(())
+}
+
+/// What an entity argument named.
+pub enum Target<'g> {
+    Entity(&'g crate::parse::Entity),
+    /// Several equally good matches: the disambiguation payload to return instead.
+    Ambiguous(Value),
+}
+
+/// Resolves an entity argument (id, name, qualified-name suffix, fuzzy), or
+/// `entity_not_found`.
+pub fn find_target<'g>(
+    generation: &'g LoadedGeneration,
+    target: &str,
+) -> Result<Target<'g>, KnowcodeError> {
+    match resolve::resolve(generation, target) {
+        Resolved::Found(entity) => Ok(Target::Entity(entity)),
+        Resolved::Ambiguous(candidates) => Ok(Target::Ambiguous(disambiguation(
+            generation,
+            target,
+            &candidates,
+        ))),
+        Resolved::NotFound => Err(not_found(target)),
+    }
 }
 
 fn not_found(target: &str) -> KnowcodeError {
@@ -669,6 +712,65 @@ impl Answer<'_> {
         }
         payload
     }
+}
+
+/// Nodes listed in an `impact` payload (the count covers all of them).
+const IMPACT_NODES: usize = 50;
+
+/// An entity reached by a graph walk, at which depth and over which edge.
+struct Reached<'g> {
+    id: String,
+    depth: usize,
+    edge: &'g crate::graph::Edge,
+}
+
+/// Breadth-first walk from `start` along resolved edges of `kinds`: incoming ones for
+/// callers (who depends on it), outgoing for callees. Also returns the names of unresolved
+/// outgoing edges at the first level.
+fn reach<'g>(
+    generation: &'g LoadedGeneration,
+    start: &str,
+    kinds: &[EdgeKind],
+    direction: Direction,
+    depth: usize,
+) -> (Vec<Reached<'g>>, std::collections::BTreeSet<String>) {
+    let mut seen = std::collections::HashSet::from([start.to_string()]);
+    let mut frontier = vec![start.to_string()];
+    let mut reached = Vec::new();
+    let mut unresolved = std::collections::BTreeSet::new();
+    for level in 1..=depth {
+        let mut next = Vec::new();
+        for id in &frontier {
+            for &kind in kinds {
+                let edges: Vec<&crate::graph::Edge> = match direction {
+                    Direction::Callees => generation.outgoing(id, kind).collect(),
+                    Direction::Callers => generation.incoming(id, kind).collect(),
+                };
+                for edge in edges {
+                    let other = match direction {
+                        Direction::Callees => edge.target.clone(),
+                        Direction::Callers => Some(edge.source.clone()),
+                    };
+                    let Some(other) = other else {
+                        if level == 1 {
+                            unresolved.insert(edge.target_name.clone());
+                        }
+                        continue;
+                    };
+                    if seen.insert(other.clone()) {
+                        next.push(other.clone());
+                        reached.push(Reached {
+                            id: other,
+                            depth: level,
+                            edge,
+                        });
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    (reached, unresolved)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 pub mod jobs;
 pub mod mcp;
+pub mod rest;
 pub mod service;
 pub mod stdio_guard;
 pub mod telemetry;

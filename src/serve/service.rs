@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::jobs::Jobs;
-use super::telemetry::{Event, Telemetry};
+use super::telemetry::Telemetry;
 use super::tools::{self, Args};
 use crate::config::Config;
 use crate::error::{ErrorCode, KnowcodeError};
@@ -57,7 +57,7 @@ pub fn confine(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError> {
 }
 
 /// `%XX` sequences decoded (invalid ones kept as they are).
-fn percent_decode(text: &str) -> String {
+pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -135,6 +135,8 @@ const RETRIEVE_ARGS: &[&str] = &[
     "depth",
     "limit",
 ];
+/// Commits listed by `inspect action=history`.
+const HISTORY_LIMIT: usize = 20;
 const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "output"];
 const INSPECT_ARGS: &[&str] = &["action", "job_id", "target"];
 
@@ -164,56 +166,59 @@ impl Service {
         &self.root
     }
 
-    /// Runs one tool call and records it (never its argument values).
+    /// What depends on an entity (REST `impact`; not an MCP action).
+    pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
+        self.retriever.impact(target, depth).await
+    }
+
+    /// Runs one tool call and records it (allowlisted fields only; see `telemetry`).
     pub async fn call(
         &self,
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<Value, KnowcodeError> {
         let started = Instant::now();
-        let action = arguments
-            .get("action")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .chars()
-            .take(40)
-            .collect::<String>();
-        let result = self.dispatch(tool, Args::new(arguments)).await;
+        let args = Args::new(arguments);
+        let result = self.dispatch(tool, &args).await;
         let bytes = match &result {
             Ok(v) => serde_json::to_string(v).map(|s| s.len()).unwrap_or(0),
             Err(e) => e.to_json().to_string().len(),
         };
-        self.telemetry.record(&Event {
-            ts_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0),
-            tool: tool.chars().take(64).collect(),
+        let action = args
+            .map()
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.code.as_str(),
+        };
+        let event = self.telemetry.event(
+            tool,
             action,
+            args.map(),
             bytes,
-            ms: started.elapsed().as_millis() as u64,
-            outcome: match &result {
-                Ok(_) => "ok".into(),
-                Err(e) => e.code.as_str().into(),
-            },
-        });
+            started.elapsed().as_millis() as u64,
+            outcome,
+        );
+        self.telemetry.record(&event);
         result
     }
 
-    async fn dispatch(&self, tool: &str, args: Args) -> Result<Value, KnowcodeError> {
+    async fn dispatch(&self, tool: &str, args: &Args) -> Result<Value, KnowcodeError> {
         match tool {
             tools::RETRIEVE => {
                 args.only(RETRIEVE_ARGS)?;
-                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, &args)
+                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, args)
                     .await
             }
             tools::LIFECYCLE => {
                 args.only(LIFECYCLE_ARGS)?;
-                self.lifecycle(&args.action(tools::LIFECYCLE_ACTIONS)?, &args)
+                self.lifecycle(&args.action(tools::LIFECYCLE_ACTIONS)?, args)
             }
             tools::INSPECT => {
                 args.only(INSPECT_ARGS)?;
-                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, &args)
+                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, args)
                     .await
             }
             other => Err(KnowcodeError::invalid_argument(
@@ -299,6 +304,7 @@ impl Service {
             store_dir: self.root.clone(),
             ignore_globs: Vec::new(),
             embed: !args.boolean("no_embed", false)?,
+            temporal: false,
             config: self.config.clone(),
         };
         match action {
@@ -306,7 +312,7 @@ impl Service {
                 let output = confine(&self.root, &args.required_string("output")?)?;
                 let store_dir = self.root.clone();
                 self.jobs
-                    .submit("export", move |_progress| export_json(&store_dir, &output))
+                    .submit("export", move |_progress| export_job(&store_dir, &output))
             }
             _ => self.jobs.submit(action, move |progress| {
                 let runtime = tokio::runtime::Builder::new_current_thread()
@@ -344,13 +350,13 @@ impl Service {
             }
             "stats" => self.stats().await,
             "telemetry" => Ok(self.telemetry.summary()),
-            "doctor" => Ok(super::super::doctor::run(&self.root, &self.config)
+            "doctor" => Ok(crate::ops::doctor::run(&self.root, &self.config)
                 .await
                 .to_json()),
             "quality" => {
                 let store = Store::at(&self.root);
                 let (id, _) = store.current_manifest()?;
-                crate::quality::read(&store.generation_dir(&id)).map_err(|_| {
+                crate::ops::quality::read(&store.generation_dir(&id)).map_err(|_| {
                     KnowcodeError::new(
                         ErrorCode::MissingPreflightReport,
                         format!("generation {id} has no quality report"),
@@ -363,6 +369,7 @@ impl Service {
                     store_dir: self.root.clone(),
                     ignore_globs: Vec::new(),
                     embed: false,
+                    temporal: false,
                     config: self.config.clone(),
                 };
                 let analysis = tokio::task::spawn_blocking(move || {
@@ -371,12 +378,14 @@ impl Service {
                 .await
                 .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?
                 .map_err(|e| e.to_knowcode())?;
-                Ok(crate::quality::report(&analysis))
+                Ok(crate::ops::quality::report(&analysis))
             }
-            _ => Ok(json!({
-                "available": false,
-                "hint": "commit history per entity needs a temporal build, which this version does not have yet",
-            })),
+            _ => {
+                let generation = self.retriever.generation().await?;
+                let dir = Store::at(&self.root).generation_dir(&generation.id);
+                let target = args.string("target")?;
+                crate::ops::history::query(&generation, &dir, target.as_deref(), HISTORY_LIMIT)
+            }
         }
     }
 
@@ -407,29 +416,15 @@ impl Service {
     }
 }
 
-/// Writes `knowcode_knowledge.json` (entities + relationships) into `output`.
-fn export_json(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
+/// The export job: Markdown pages, `manifest.json` and `knowcode_knowledge.json`.
+fn export_job(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
     let cache = crate::retrieve::generation::GenerationCache::new(store_dir.to_path_buf());
     let generation = runtime.block_on(cache.current())?;
-    std::fs::create_dir_all(output)
-        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
-    let path = output.join("knowcode_knowledge.json");
-    let document = json!({
-        "generation_id": generation.id,
-        "entities": generation.entities,
-        "relationships": generation.edges,
-    });
-    let bytes = serde_json::to_vec(&document)
-        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
-    crate::store::write_synced(&path, &bytes)
-        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
-    Ok(
-        json!({"written": path.to_string_lossy(), "entities": generation.entities.len(), "relationships": generation.edges.len()}),
-    )
+    crate::ops::export::export(&generation, output, true)
 }
 
 #[cfg(test)]

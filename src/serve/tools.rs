@@ -165,6 +165,11 @@ impl Args {
         Args { map }
     }
 
+    /// The raw arguments.
+    pub fn map(&self) -> &Map<String, Value> {
+        &self.map
+    }
+
     /// The required `action`, checked against the tool's enum.
     pub fn action(&self, allowed: &[&str]) -> Result<String, KnowcodeError> {
         let action = self.string("action")?.ok_or_else(|| {

@@ -1,6 +1,7 @@
 //! `doctor`: checks that say whether knowcode can be trusted here, each pass/warn/fail with
 //! a message and a hint — config, ONNX Runtime, model files vs the index, the store and its
-//! current generation, builder drift, freshness, disk footprint, unparsed languages.
+//! current generation, builder drift, freshness, disk footprint, unparsed languages, and
+//! with `--mcp` a real handshake with `knowcode mcp`.
 //! Read-only.
 
 use std::path::Path;
@@ -241,4 +242,78 @@ async fn check_generation(
             "these files are invisible to retrieval",
         );
     }
+}
+
+/// `doctor --mcp`: a real handshake with `knowcode mcp` on this store — initialize, list the
+/// tools, run one query (a typed error such as `missing_knowledge_store` still proves the
+/// protocol works; an untyped failure does not).
+pub async fn check_mcp(report: &mut Report, root: &Path) {
+    let started = std::time::Instant::now();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), mcp_handshake(root))
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within 60 s")));
+    match outcome {
+        Ok(summary) => report.push(
+            "mcp",
+            Status::Pass,
+            format!("{summary} in {} ms", started.elapsed().as_millis()),
+            "",
+        ),
+        Err(e) => report.push(
+            "mcp",
+            Status::Fail,
+            format!("MCP handshake failed: {e:#}"),
+            "run `knowcode mcp --store .` by hand and read its stderr",
+        ),
+    }
+}
+
+async fn mcp_handshake(root: &Path) -> anyhow::Result<String> {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let mut command = tokio::process::Command::new(std::env::current_exe()?);
+    command.arg("mcp").arg("--store").arg(root);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let client = ().serve(transport).await?;
+    let tools = client.list_all_tools().await?;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    anyhow::ensure!(
+        names
+            == [
+                crate::serve::tools::INSPECT,
+                crate::serve::tools::LIFECYCLE,
+                crate::serve::tools::RETRIEVE
+            ],
+        "unexpected tools {names:?}"
+    );
+    let arguments = json!({"action": "query", "query": "main entry point"});
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new(crate::serve::tools::RETRIEVE)
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await?;
+    let result = serde_json::to_value(&result)?;
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    let payload: Value = serde_json::from_str(text)?;
+    let query = if result["isError"] == true {
+        let code = payload["code"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("query failed without a typed error: {text}"))?;
+        format!("typed error {code}")
+    } else {
+        anyhow::ensure!(
+            payload.get("sufficiency_score").is_some(),
+            "query payload lacks sufficiency_score"
+        );
+        format!("{} bytes", text.len())
+    };
+    client.cancel().await?;
+    Ok(format!(
+        "initialize, {} tools, one query ({query})",
+        names.len()
+    ))
 }

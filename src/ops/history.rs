@@ -1,0 +1,331 @@
+//! Temporal data: with `build --temporal`, git history read with libgit2 (`git2`) is stored
+//! in the generation as `history.json` — the last [`MAX_COMMITS`] first-parent commits and,
+//! per indexed file, every hunk those commits made, with its line range carried forward
+//! through later commits into the coordinates of the indexed version. `history ENTITY` then
+//! lists the commits whose hunks overlap the entity's current span, with insertions and
+//! deletions. This module reads the repository's git data and never writes to it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, KnowcodeError};
+use crate::parse::Entity;
+
+pub const HISTORY_FILE: &str = "history.json";
+/// First-parent commits read, newest first.
+pub const MAX_COMMITS: usize = 500;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Commit {
+    pub id: String,
+    pub author: String,
+    /// Seconds since the epoch (commit time).
+    pub time: i64,
+    pub summary: String,
+}
+
+/// One hunk of one commit in one file, in the indexed version's line numbers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Touch {
+    /// Index into [`History::commits`].
+    pub commit: usize,
+    pub start: u32,
+    pub end: u32,
+    pub insertions: u32,
+    pub deletions: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct History {
+    pub head: String,
+    pub commits: Vec<Commit>,
+    pub files: BTreeMap<String, Vec<Touch>>,
+}
+
+/// A hunk as git reports it (1-based; a zero-length side names the line before the gap).
+#[derive(Debug, Clone, Copy)]
+struct Hunk {
+    old_start: i64,
+    old_lines: i64,
+    new_start: i64,
+    new_lines: i64,
+}
+
+/// Where `line` of the version before a commit ends up after it.
+fn map_line(line: i64, hunks: &[Hunk]) -> i64 {
+    let mut delta = 0;
+    for h in hunks {
+        if h.old_lines == 0 {
+            if line > h.old_start {
+                delta += h.new_lines;
+                continue;
+            }
+            break;
+        }
+        if line < h.old_start {
+            break;
+        }
+        if line < h.old_start + h.old_lines {
+            return if h.new_lines == 0 {
+                h.new_start.max(1)
+            } else {
+                h.new_start + (line - h.old_start).min(h.new_lines - 1)
+            };
+        }
+        delta += h.new_lines - h.old_lines;
+    }
+    line + delta
+}
+
+fn git_error(e: git2::Error) -> KnowcodeError {
+    KnowcodeError::new(ErrorCode::InvalidArgument, format!("git: {}", e.message()))
+        .with_hint("--temporal needs the indexed folder to be inside a git repository with at least one commit")
+}
+
+/// Reads the history of `files` (root-relative paths) from the repository holding `root`.
+pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, KnowcodeError> {
+    let repo = git2::Repository::discover(root).map_err(git_error)?;
+    let workdir = repo
+        .workdir()
+        .and_then(|w| w.canonicalize().ok())
+        .ok_or_else(|| git_error(git2::Error::from_str("bare repository")))?;
+    let root = root.canonicalize().map_err(|e| {
+        KnowcodeError::new(
+            ErrorCode::InvalidArgument,
+            format!("{}: {e}", root.display()),
+        )
+    })?;
+    let prefix = root
+        .strip_prefix(&workdir)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let to_root_relative = |repo_path: &str| -> Option<String> {
+        if prefix.is_empty() {
+            Some(repo_path.to_string())
+        } else {
+            repo_path
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .map(str::to_string)
+        }
+    };
+    let head = repo
+        .head()
+        .map_err(git_error)?
+        .peel_to_commit()
+        .map_err(git_error)?;
+    let mut walk = repo.revwalk().map_err(git_error)?;
+    walk.push(head.id()).map_err(git_error)?;
+    walk.simplify_first_parent().map_err(git_error)?;
+
+    let mut history = History {
+        head: head.id().to_string(),
+        commits: Vec::new(),
+        files: BTreeMap::new(),
+    };
+    // Per file, the hunks of newer commits (newest first), to carry ranges forward.
+    let mut newer: HashMap<String, Vec<Vec<Hunk>>> = HashMap::new();
+    for oid in walk.take(MAX_COMMITS) {
+        let commit = repo
+            .find_commit(oid.map_err(git_error)?)
+            .map_err(git_error)?;
+        let index = history.commits.len();
+        history.commits.push(Commit {
+            id: commit.id().to_string(),
+            author: commit.author().name().unwrap_or("").to_string(),
+            time: commit.time().seconds(),
+            summary: commit.summary().unwrap_or("").to_string(),
+        });
+        let tree = commit.tree().map_err(git_error)?;
+        let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
+        let mut options = git2::DiffOptions::new();
+        options.context_lines(0);
+        if !prefix.is_empty() {
+            options.pathspec(&prefix);
+        }
+        let diff = repo
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut options))
+            .map_err(git_error)?;
+        for delta_index in 0..diff.deltas().len() {
+            let Some(path) = diff
+                .get_delta(delta_index)
+                .and_then(|d| {
+                    d.new_file()
+                        .path()
+                        .map(|p| p.to_string_lossy().into_owned())
+                })
+                .and_then(|p| to_root_relative(&p))
+                .filter(|p| files.contains(p))
+            else {
+                continue;
+            };
+            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, delta_index) else {
+                continue;
+            };
+            let hunks: Vec<Hunk> = (0..patch.num_hunks())
+                .filter_map(|h| patch.hunk(h).ok())
+                .map(|(hunk, _)| Hunk {
+                    old_start: hunk.old_start() as i64,
+                    old_lines: hunk.old_lines() as i64,
+                    new_start: hunk.new_start() as i64,
+                    new_lines: hunk.new_lines() as i64,
+                })
+                .collect();
+            let later = newer.entry(path.clone()).or_default();
+            let touches = history.files.entry(path).or_default();
+            for hunk in &hunks {
+                let first = hunk.new_start.max(1);
+                let last = (hunk.new_start + hunk.new_lines - 1).max(first);
+                let carry = |line: i64| later.iter().rev().fold(line, |l, h| map_line(l, h));
+                let (a, b) = (carry(first), carry(last));
+                touches.push(Touch {
+                    commit: index,
+                    start: a.min(b).max(1) as u32,
+                    end: a.max(b).max(1) as u32,
+                    insertions: hunk.new_lines as u32,
+                    deletions: hunk.old_lines as u32,
+                });
+            }
+            later.push(hunks);
+        }
+    }
+    Ok(history)
+}
+
+/// `YYYY-MM-DD` of a Unix time (UTC).
+fn date(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn commit_json(commit: &Commit) -> Value {
+    json!({
+        "commit": &commit.id[..commit.id.len().min(10)],
+        "date": date(commit.time),
+        "author": commit.author,
+        "summary": commit.summary,
+    })
+}
+
+/// The last `limit` commits.
+pub fn recent(history: &History, limit: usize) -> Value {
+    let commits: Vec<Value> = history
+        .commits
+        .iter()
+        .take(limit)
+        .map(commit_json)
+        .collect();
+    json!({"head": history.head, "commits_read": history.commits.len(), "commits": commits})
+}
+
+/// Commits whose hunks overlap the entity's span, newest first, with line counts.
+pub fn for_entity(history: &History, entity: &Entity, limit: usize) -> Value {
+    let (start, end) = (entity.span.start_line, entity.span.end_line);
+    let mut per_commit: BTreeMap<usize, (u32, u32)> = BTreeMap::new();
+    for touch in history.files.get(&entity.path).into_iter().flatten() {
+        if touch.start <= end && touch.end >= start {
+            let row = per_commit.entry(touch.commit).or_default();
+            row.0 += touch.insertions;
+            row.1 += touch.deletions;
+        }
+    }
+    let commits: Vec<Value> = per_commit
+        .iter()
+        .take(limit)
+        .map(|(&i, &(insertions, deletions))| {
+            let mut row = commit_json(&history.commits[i]);
+            row["insertions"] = json!(insertions);
+            row["deletions"] = json!(deletions);
+            row
+        })
+        .collect();
+    json!({
+        "entity": entity.id,
+        "lines": [start, end],
+        "commits_touching": per_commit.len(),
+        "commits": commits,
+    })
+}
+
+/// `history [ENTITY]` on a loaded generation: recent commits, or the commits that touched
+/// one entity (a disambiguation list when the name is ambiguous).
+pub fn query(
+    generation: &crate::retrieve::generation::LoadedGeneration,
+    generation_dir: &Path,
+    target: Option<&str>,
+    limit: usize,
+) -> Result<Value, KnowcodeError> {
+    let history = read(generation_dir)?;
+    match target {
+        None => Ok(recent(&history, limit)),
+        Some(target) => match crate::retrieve::find_target(generation, target)? {
+            crate::retrieve::Target::Entity(entity) => Ok(for_entity(&history, entity, limit)),
+            crate::retrieve::Target::Ambiguous(payload) => Ok(payload),
+        },
+    }
+}
+
+/// Writes the history into a generation folder.
+pub fn write(dir: &Path, history: &History) -> anyhow::Result<()> {
+    crate::store::write_synced(&dir.join(HISTORY_FILE), &serde_json::to_vec(history)?)
+}
+
+/// The history stored with a generation, or why there is none.
+pub fn read(dir: &Path) -> Result<History, KnowcodeError> {
+    let text = std::fs::read(dir.join(HISTORY_FILE)).map_err(|_| {
+        KnowcodeError::new(
+            ErrorCode::MissingHistory,
+            "the current generation was built without --temporal",
+        )
+    })?;
+    serde_json::from_slice(&text)
+        .map_err(|e| KnowcodeError::new(ErrorCode::StoreCorrupt, format!("{HISTORY_FILE}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hunk(old_start: i64, old_lines: i64, new_start: i64, new_lines: i64) -> Hunk {
+        Hunk {
+            old_start,
+            old_lines,
+            new_start,
+            new_lines,
+        }
+    }
+
+    #[test]
+    fn lines_move_with_insertions_and_deletions_above_them() {
+        let inserted_two_after_line_3 = [hunk(3, 0, 4, 2)];
+        assert_eq!(map_line(2, &inserted_two_after_line_3), 2);
+        assert_eq!(map_line(10, &inserted_two_after_line_3), 12);
+        let deleted_lines_5_to_7 = [hunk(5, 3, 4, 0)];
+        assert_eq!(map_line(4, &deleted_lines_5_to_7), 4);
+        assert_eq!(map_line(6, &deleted_lines_5_to_7), 4);
+        assert_eq!(map_line(9, &deleted_lines_5_to_7), 6);
+        let replaced_line_5_by_three = [hunk(5, 1, 5, 3)];
+        assert_eq!(map_line(5, &replaced_line_5_by_three), 5);
+        assert_eq!(map_line(6, &replaced_line_5_by_three), 8);
+    }
+
+    #[test]
+    fn dates_are_civil_utc() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_796_000_000), "2026-11-30");
+        assert_eq!(date(951_782_400), "2000-02-29");
+    }
+}
