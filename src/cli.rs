@@ -58,6 +58,20 @@ pub enum Command {
     Export(ExportArgs),
     /// Answer a question: locally when the context suffices, else via `chat.endpoint`.
     Ask(AskArgs),
+    /// The `knowcode_inspect` actions: stats, freshness, quality, preflight, doctor, history,
+    /// telemetry, job_status — the same function and payload as over MCP.
+    Inspect(InspectArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(knowcode::serve::tools::INSPECT_ACTIONS))]
+    pub action: String,
+    /// An entity, for `history`.
+    #[arg(long)]
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -348,6 +362,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(print_payload(result, args.store.json))
         }
         Command::Telemetry(args) => run_telemetry(args),
+        Command::Inspect(args) => {
+            let root = knowcode::serve::service::resolve_root(Some(&args.store.store))?;
+            let service = knowcode::serve::service::Service::new(root)?;
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("action".into(), serde_json::json!(args.action));
+            if let Some(target) = args.target {
+                arguments.insert("target".into(), serde_json::json!(target));
+            }
+            let result = service
+                .call(knowcode::serve::tools::INSPECT, arguments)
+                .await;
+            Ok(print_payload(result, args.store.json))
+        }
         Command::Export(args) => {
             let cache = knowcode::retrieve::generation::GenerationCache::new(args.store.clone());
             let result = async {
@@ -528,14 +555,15 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
             "tool:action", "count", "distinct", "p50 ms", "p95 ms", "max bytes", "errors"
         );
         for (key, row) in summary["events"].as_object().into_iter().flatten() {
+            let cell = |name: &str| row[name].to_string();
             println!(
                 "{key:<34} {:>6} {:>8} {:>7} {:>7} {:>10} {:>6}",
-                row["count"],
-                row["distinct_inputs"],
-                row["p50_ms"],
-                row["p95_ms"],
-                row["max_bytes"],
-                row["errors"]
+                cell("count"),
+                cell("distinct_inputs"),
+                cell("p50_ms"),
+                cell("p95_ms"),
+                cell("max_bytes"),
+                cell("errors")
             );
         }
     }

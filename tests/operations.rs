@@ -86,6 +86,10 @@ fn history_lists_the_commits_that_touched_an_entity() {
     let (_, helper) = knowcode_json(&["history", "helper_added_later", "--store", store, "--json"]);
     assert_eq!(helper["commits"][0]["summary"], "add a helper", "{helper}");
     assert_eq!(helper["commits"][0]["insertions"], 4, "{helper}");
+    assert_eq!(
+        helper["commits_touching"], 1,
+        "the initial commit's lines around the insertion are not the helper's: {helper}"
+    );
     let (_, untouched) = knowcode_json(&["history", "round_cents", "--store", store, "--json"]);
     let touched_by: Vec<&str> = untouched["commits"]
         .as_array()
@@ -257,6 +261,37 @@ fn export_writes_deterministic_markdown_and_the_legacy_json() {
         serde_json::from_slice(&std::fs::read(a.join("knowcode_knowledge.json")).unwrap()).unwrap();
     assert!(knowledge["entities"].as_array().unwrap().len() > 5);
     assert!(knowledge["relationships"].as_array().unwrap().len() > 5);
+
+    // The flat file alone, next to the sources, is a store readers accept.
+    let legacy = copy_fixture("python");
+    std::fs::copy(
+        a.join("knowcode_knowledge.json"),
+        legacy.path().join("knowcode_knowledge.json"),
+    )
+    .unwrap();
+    let legacy_store = legacy.path().to_str().unwrap();
+    let (ok, found) = knowcode_json(&["search", "round_cents", "--json", "--store", legacy_store]);
+    assert!(ok, "{found}");
+    assert_eq!(found["results"][0]["id"], "shop/pricing.py::round_cents");
+    let (ok, answer) = knowcode_json(&[
+        "query",
+        "apply a percentage discount",
+        "--json",
+        "--store",
+        legacy_store,
+    ]);
+    assert!(ok, "{answer}");
+    assert!(
+        answer["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("apply_discount"),
+        "{answer}"
+    );
+    assert!(
+        !legacy.path().join(".knowcode").exists(),
+        "reading never writes the store"
+    );
 }
 
 /// `knowcode search NAME --json` ids and whether the answer is stale.

@@ -106,6 +106,15 @@ pub async fn run(root: &Path, config: &Config) -> Report {
             );
             Some(manifest)
         }
+        Err(_) if crate::store::legacy::present(root) => {
+            report.push(
+                "store",
+                Status::Warn,
+                "legacy flat store (knowcode_knowledge.json): lexical answers only, no freshness of its own",
+                "run knowcode build for a published generation",
+            );
+            None
+        }
         Err(e) => {
             report.push("store", Status::Fail, e.message, e.hint);
             None

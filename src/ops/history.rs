@@ -27,13 +27,14 @@ pub struct Commit {
     pub summary: String,
 }
 
-/// One hunk of one commit in one file, in the indexed version's line numbers.
+/// One hunk of one commit in one file: the lines it wrote that survive in the indexed
+/// version, as ranges in that version's line numbers (a deletion is a one-line range at the
+/// gap it left).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Touch {
     /// Index into [`History::commits`].
     pub commit: usize,
-    pub start: u32,
-    pub end: u32,
+    pub ranges: Vec<(u32, u32)>,
     pub insertions: u32,
     pub deletions: u32,
 }
@@ -52,6 +53,41 @@ struct Hunk {
     old_lines: i64,
     new_start: i64,
     new_lines: i64,
+}
+
+/// The parts of lines `start..=end` (before a commit) that the commit left untouched, in
+/// the line numbers after it: lines it replaced drop out, and insertions split the range.
+fn carry_range(start: i64, end: i64, hunks: &[Hunk]) -> Vec<(i64, i64)> {
+    let mut pieces = vec![(start, end)];
+    for h in hunks {
+        let mut next = Vec::with_capacity(pieces.len() + 1);
+        for (s, e) in pieces {
+            if h.old_lines == 0 {
+                if h.old_start >= s && h.old_start < e {
+                    next.extend([(s, h.old_start), (h.old_start + 1, e)]);
+                } else {
+                    next.push((s, e));
+                }
+                continue;
+            }
+            let (rs, re) = (h.old_start, h.old_start + h.old_lines - 1);
+            if re < s || rs > e {
+                next.push((s, e));
+                continue;
+            }
+            if s < rs {
+                next.push((s, rs - 1));
+            }
+            if e > re {
+                next.push((re + 1, e));
+            }
+        }
+        pieces = next;
+    }
+    pieces
+        .into_iter()
+        .map(|(s, e)| (map_line(s, hunks), map_line(e, hunks)))
+        .collect()
 }
 
 /// Where `line` of the version before a commit ends up after it.
@@ -179,12 +215,19 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
             for hunk in &hunks {
                 let first = hunk.new_start.max(1);
                 let last = (hunk.new_start + hunk.new_lines - 1).max(first);
-                let carry = |line: i64| later.iter().rev().fold(line, |l, h| map_line(l, h));
-                let (a, b) = (carry(first), carry(last));
+                let mut ranges = vec![(first, last)];
+                for newer_hunks in later.iter().rev() {
+                    ranges = ranges
+                        .into_iter()
+                        .flat_map(|(s, e)| carry_range(s, e, newer_hunks))
+                        .collect();
+                }
                 touches.push(Touch {
                     commit: index,
-                    start: a.min(b).max(1) as u32,
-                    end: a.max(b).max(1) as u32,
+                    ranges: ranges
+                        .into_iter()
+                        .map(|(s, e)| (s.max(1) as u32, e.max(1) as u32))
+                        .collect(),
                     insertions: hunk.new_lines as u32,
                     deletions: hunk.old_lines as u32,
                 });
@@ -236,7 +279,7 @@ pub fn for_entity(history: &History, entity: &Entity, limit: usize) -> Value {
     let (start, end) = (entity.span.start_line, entity.span.end_line);
     let mut per_commit: BTreeMap<usize, (u32, u32)> = BTreeMap::new();
     for touch in history.files.get(&entity.path).into_iter().flatten() {
-        if touch.start <= end && touch.end >= start {
+        if touch.ranges.iter().any(|&(s, e)| s <= end && e >= start) {
             let row = per_commit.entry(touch.commit).or_default();
             row.0 += touch.insertions;
             row.1 += touch.deletions;
@@ -320,6 +363,18 @@ mod tests {
         let replaced_line_5_by_three = [hunk(5, 1, 5, 3)];
         assert_eq!(map_line(5, &replaced_line_5_by_three), 5);
         assert_eq!(map_line(6, &replaced_line_5_by_three), 8);
+    }
+
+    #[test]
+    fn ranges_lose_replaced_lines_and_split_around_insertions() {
+        let inserted_five_after_line_10 = [hunk(10, 0, 11, 5)];
+        assert_eq!(
+            carry_range(1, 13, &inserted_five_after_line_10),
+            [(1, 10), (16, 18)]
+        );
+        let replaced_lines_4_to_5 = [hunk(4, 2, 4, 1)];
+        assert_eq!(carry_range(1, 8, &replaced_lines_4_to_5), [(1, 3), (5, 7)]);
+        assert!(carry_range(4, 5, &replaced_lines_4_to_5).is_empty());
     }
 
     #[test]

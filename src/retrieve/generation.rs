@@ -240,6 +240,8 @@ pub struct GenerationCache {
     store: Store,
     store_dir: PathBuf,
     loaded: Mutex<Option<Arc<LoadedGeneration>>>,
+    /// The legacy flat store, materialised once (its temporary folder lives here).
+    legacy: tokio::sync::OnceCell<(tempfile::TempDir, Arc<LoadedGeneration>)>,
 }
 
 impl GenerationCache {
@@ -248,6 +250,7 @@ impl GenerationCache {
             store: Store::at(&store_dir),
             store_dir,
             loaded: Mutex::new(None),
+            legacy: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -268,10 +271,9 @@ impl GenerationCache {
         const ATTEMPTS: usize = 3;
         let mut attempt = 0;
         loop {
-            let id = self
-                .store
-                .current_id()
-                .ok_or_else(|| KnowcodeError::missing_store(&self.store_dir))?;
+            let Some(id) = self.store.current_id() else {
+                return self.legacy().await;
+            };
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
             }
@@ -293,6 +295,37 @@ impl GenerationCache {
                 }
             }
         }
+    }
+
+    /// No generation published: the legacy `knowcode_knowledge.json`, if there is one.
+    async fn legacy(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
+        if !crate::store::legacy::present(&self.store_dir) {
+            return Err(KnowcodeError::missing_store(&self.store_dir));
+        }
+        let (_, generation) = self
+            .legacy
+            .get_or_try_init(|| async {
+                let dir = tempfile::tempdir()?;
+                let id = crate::store::legacy::materialise(
+                    &self.store_dir,
+                    dir.path(),
+                    crate::config::IndexConfig::default().max_chunk_tokens,
+                )
+                .await?;
+                let generation = LoadedGeneration::load(&Store::at(dir.path()), &id).await?;
+                anyhow::Ok((dir, Arc::new(generation)))
+            })
+            .await
+            .map_err(|e| {
+                KnowcodeError::new(
+                    ErrorCode::StoreCorrupt,
+                    format!(
+                        "cannot read the legacy {}: {e:#}",
+                        crate::store::legacy::KNOWLEDGE_JSON
+                    ),
+                )
+            })?;
+        Ok(generation.clone())
     }
 
     fn cached(&self, id: &str) -> Option<Arc<LoadedGeneration>> {

@@ -5,6 +5,7 @@
 //! previous generation current. One build at a time holds `lock` (an OS file lock, released
 //! if the process dies). Readers open whatever `current` names and never write.
 
+pub mod legacy;
 pub mod manifest;
 pub mod tables;
 
