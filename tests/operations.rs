@@ -368,6 +368,33 @@ fn watch_follows_edits_additions_and_deletions() {
 }
 
 #[test]
+fn mcp_watch_rebuilds_in_the_background_without_touching_stdout() {
+    common::require_model();
+    let repo = copy_fixture("python");
+    let root = repo.path();
+    index_json(root, &[]);
+    let mut mcp = RawMcp::start_with(root, &["--watch"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::fs::write(
+        root.join("shop/watched.py"),
+        "def seen_by_the_server():\n    return 3\n",
+    )
+    .unwrap();
+    wait_until(
+        60,
+        "the MCP server's watcher to publish the new file",
+        || {
+            let (is_error, payload) = mcp.call(
+                "knowcode_retrieve",
+                json!({"action": "search", "query": "seen_by_the_server"}),
+            );
+            !is_error && payload["results"][0]["id"] == "shop/watched.py::seen_by_the_server"
+        },
+    );
+    assert!(mcp.alive());
+}
+
+#[test]
 fn rest_api_serves_the_mcp_payloads_over_loopback() {
     let repo = copy_fixture("python");
     let root = repo.path();

@@ -76,10 +76,16 @@ pub struct RawMcp {
 impl RawMcp {
     /// Starts `knowcode mcp --store <root>` and completes the initialize handshake.
     pub fn start(root: &Path) -> RawMcp {
+        Self::start_with(root, &[])
+    }
+
+    /// Like [`RawMcp::start`], with extra `mcp` arguments (e.g. `--watch`).
+    pub fn start_with(root: &Path, extra: &[&str]) -> RawMcp {
         use std::io::BufRead;
         use std::process::Stdio;
         let mut child = Command::new(env!("CARGO_BIN_EXE_knowcode"))
             .args(["mcp", "--store", root.to_str().unwrap()])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
