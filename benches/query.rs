@@ -81,7 +81,11 @@ fn warm_query_latency(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let store = bench_store(&runtime);
     let retriever = Retriever::new(store.clone(), Config::load(&store).expect("config"));
-    query_ms(&runtime, &retriever, "warm up: load the model and the generation");
+    query_ms(
+        &runtime,
+        &retriever,
+        "warm up: load the model and the generation",
+    );
     let mut samples: Vec<f64> = (0..10)
         .flat_map(|_| QUESTIONS.iter())
         .map(|q| query_ms(&runtime, &retriever, q))
@@ -163,12 +167,21 @@ fn payload_sizes(_: &mut Criterion) {
         percentile(&sizes, 0.95),
         sizes[sizes.len() - 1]
     );
-    for low in (0..).map(|i| i * 250).take_while(|&l| (l as f64) <= sizes[sizes.len() - 1]) {
+    for low in (0..)
+        .map(|i| i * 250)
+        .take_while(|&l| (l as f64) <= sizes[sizes.len() - 1])
+    {
         let n = sizes
             .iter()
             .filter(|&&s| s >= low as f64 && s < (low + 250) as f64)
             .count();
-        eprintln!("  {:>5}-{:<5} {:>4} {}", low, low + 249, n, "#".repeat(n.div_ceil(10)));
+        eprintln!(
+            "  {:>5}-{:<5} {:>4} {}",
+            low,
+            low + 249,
+            n,
+            "#".repeat(n.div_ceil(10))
+        );
     }
 }
 
