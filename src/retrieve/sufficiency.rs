@@ -33,9 +33,8 @@ pub fn ranking_confidence(ranking: &Ranking) -> f64 {
     match () {
         _ if e.name_match && !contested_name && ranking.shape == QueryShape::Identifier => 0.9,
         _ if agree(1) => 0.6,
-        _ if e.name_match || e.lexical_rank == Some(1) => 0.5,
-        _ if agree(3) => 0.45,
-        _ if e.vector_rank == Some(1) => 0.35,
+        _ if agree(3) => 0.4,
+        _ if e.name_match || e.lexical_rank == Some(1) || e.vector_rank == Some(1) => 0.3,
         _ => 0.2,
     }
 }
