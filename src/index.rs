@@ -382,14 +382,8 @@ fn manifest(
         .parsed
         .iter()
         .map(|f| {
-            let record = FileRecord {
-                size: f.state.size,
-                mtime_ns: f.state.mtime_ns,
-                language: f.language.name.to_string(),
-                entities: f.entities.len(),
-                unresolved: unresolved.get(&f.path).copied().unwrap_or(0),
-            };
-            (f.path.clone(), record)
+            let unresolved = unresolved.get(&f.path).copied().unwrap_or(0);
+            (f.path.clone(), FileRecord::of(f, unresolved))
         })
         .collect();
     let issues = analysis

@@ -375,12 +375,7 @@ impl Retriever {
         direction: Direction,
         depth: usize,
     ) -> Result<Value, KnowcodeError> {
-        if depth == 0 || depth > MAX_TRACE_DEPTH {
-            return Err(KnowcodeError::invalid_argument(
-                "depth",
-                format!("must be between 1 and {MAX_TRACE_DEPTH}"),
-            ));
-        }
+        validate_depth(depth)?;
         let generation = self.generation().await?;
         let entity = match find_target(&generation, target)? {
             Target::Entity(entity) => entity,
@@ -430,12 +425,7 @@ impl Retriever {
     /// What a change to an entity may break: everything that reaches it through calls,
     /// inheritance, implementation or imports, up to `depth` levels, with the files involved.
     pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
-        if depth == 0 || depth > MAX_TRACE_DEPTH {
-            return Err(KnowcodeError::invalid_argument(
-                "depth",
-                format!("must be between 1 and {MAX_TRACE_DEPTH}"),
-            ));
-        }
+        validate_depth(depth)?;
         let generation = self.generation().await?;
         let entity = match find_target(&generation, target)? {
             Target::Entity(entity) => entity,
@@ -579,6 +569,16 @@ pub fn find_target<'g>(
         ))),
         Resolved::NotFound => Err(not_found(target)),
     }
+}
+
+fn validate_depth(depth: usize) -> Result<(), KnowcodeError> {
+    if depth == 0 || depth > MAX_TRACE_DEPTH {
+        return Err(KnowcodeError::invalid_argument(
+            "depth",
+            format!("must be between 1 and {MAX_TRACE_DEPTH}"),
+        ));
+    }
+    Ok(())
 }
 
 fn not_found(target: &str) -> KnowcodeError {

@@ -126,16 +126,7 @@ pub async fn materialise(
         embedding: None,
         files: parsed
             .iter()
-            .map(|f| {
-                let record = FileRecord {
-                    size: f.state.size,
-                    mtime_ns: f.state.mtime_ns,
-                    language: f.language.name.to_string(),
-                    entities: f.entities.len(),
-                    unresolved: 0,
-                };
-                (f.path.clone(), record)
-            })
+            .map(|f| (f.path.clone(), FileRecord::of(f, 0)))
             .collect(),
         skipped: Vec::new(),
         unsupported: BTreeMap::new(),

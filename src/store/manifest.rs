@@ -63,6 +63,19 @@ pub struct FileRecord {
     pub unresolved: u32,
 }
 
+impl FileRecord {
+    /// The record of a parsed file, with its count of unresolved references.
+    pub fn of(file: &crate::parse::ParsedFile, unresolved: u32) -> FileRecord {
+        FileRecord {
+            size: file.state.size,
+            mtime_ns: file.state.mtime_ns,
+            language: file.language.name.to_string(),
+            entities: file.entities.len(),
+            unresolved,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileIssue {
     pub path: String,
