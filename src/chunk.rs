@@ -97,7 +97,8 @@ fn make_chunk(entity: &Entity, part: u32, text: String, start_line: u32, end_lin
         .doc
         .as_deref()
         .filter(|d| !text.contains(d.lines().next().unwrap_or(d)));
-    let mut embed = header.clone();
+    // The model reads plain words best: path and name, no separators or kind labels.
+    let mut embed = format!("{} {}", entity.path, entity.qualified_name);
     if part == 0
         && let Some(doc) = doc_outside_text
     {
