@@ -30,18 +30,19 @@ pub fn export(
 ) -> Result<Value, KnowcodeError> {
     let mut pages: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let modules = modules(generation);
+    let calls = file_links(generation, EdgeKind::Calls);
     pages.insert(
         "index.md".into(),
         index_page(generation, &modules).into_bytes(),
     );
     pages.insert(
         "architecture.md".into(),
-        architecture_page(generation).into_bytes(),
+        architecture_page(generation, &calls).into_bytes(),
     );
     for module in &modules {
         pages.insert(
             module_page_path(&module.path),
-            module_page(generation, module).into_bytes(),
+            module_page(generation, module, &calls).into_bytes(),
         );
     }
     if with_json {
@@ -176,7 +177,7 @@ fn index_page(generation: &LoadedGeneration, modules: &[Module]) -> String {
 }
 
 /// Counts of resolved edges of one kind between two different files.
-fn file_links(generation: &LoadedGeneration, kind: EdgeKind) -> BTreeMap<(String, String), usize> {
+fn file_links(generation: &LoadedGeneration, kind: EdgeKind) -> FileLinks {
     let mut links = BTreeMap::new();
     for edge in generation.edges.iter().filter(|e| e.kind == kind) {
         let Some(target) = edge.target.as_deref().and_then(|t| generation.entity(t)) else {
@@ -198,7 +199,10 @@ fn ranked<K: Ord + Clone>(counts: &BTreeMap<K, usize>) -> Vec<(K, usize)> {
     rows
 }
 
-fn architecture_page(generation: &LoadedGeneration) -> String {
+/// Resolved edges between two different files, counted per (from, to).
+type FileLinks = BTreeMap<(String, String), usize>;
+
+fn architecture_page(generation: &LoadedGeneration, calls: &FileLinks) -> String {
     let mut out = String::from(
         "# Architecture overview\n\nDerived from the code graph: folders, the strongest links between files, the most-called definitions and the type hierarchy.\n\n",
     );
@@ -223,11 +227,12 @@ fn architecture_page(generation: &LoadedGeneration) -> String {
     for (folder, (files, defs)) in &folders {
         let _ = writeln!(out, "| `{folder}` | {files} | {defs} |");
     }
-    for (title, kind) in [
-        ("Calls between files", EdgeKind::Calls),
-        ("Imports between files", EdgeKind::Imports),
+    let imports = file_links(generation, EdgeKind::Imports);
+    for (title, links) in [
+        ("Calls between files", calls),
+        ("Imports between files", &imports),
     ] {
-        let rows = ranked(&file_links(generation, kind));
+        let rows = ranked(links);
         let _ = writeln!(out, "\n## {title}\n\n| From | To | Edges |\n|---|---|---|");
         for ((from, to), n) in rows {
             let _ = writeln!(out, "| `{from}` | `{to}` | {n} |");
@@ -275,7 +280,7 @@ fn architecture_page(generation: &LoadedGeneration) -> String {
     out
 }
 
-fn module_page(generation: &LoadedGeneration, module: &Module) -> String {
+fn module_page(generation: &LoadedGeneration, module: &Module, calls: &FileLinks) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# `{}`\n", module.path);
     let _ = writeln!(out, "Language: {}.", module.file.language);
@@ -315,21 +320,16 @@ fn module_page(generation: &LoadedGeneration, module: &Module) -> String {
             let _ = writeln!(out, "- `{name}`");
         }
     }
-    let (mut uses, mut used_by) = (BTreeSet::new(), BTreeSet::new());
-    for edge in generation
-        .edges
-        .iter()
-        .filter(|e| e.kind == EdgeKind::Calls)
-    {
-        let Some(target) = edge.target.as_deref().and_then(|t| generation.entity(t)) else {
-            continue;
-        };
-        if edge.path == module.path && target.path != module.path {
-            uses.insert(target.path.as_str());
-        } else if target.path == module.path && edge.path != module.path {
-            used_by.insert(edge.path.as_str());
-        }
-    }
+    let uses: BTreeSet<&str> = calls
+        .keys()
+        .filter(|(from, _)| *from == module.path)
+        .map(|(_, to)| to.as_str())
+        .collect();
+    let used_by: BTreeSet<&str> = calls
+        .keys()
+        .filter(|(_, to)| *to == module.path)
+        .map(|(from, _)| from.as_str())
+        .collect();
     for (title, files) in [("Calls into", uses), ("Called from", used_by)] {
         if !files.is_empty() {
             let _ = writeln!(out, "\n## {title}\n");

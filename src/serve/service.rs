@@ -315,15 +315,7 @@ impl Service {
                     .submit("export", move |_progress| export_job(&store_dir, &output))
             }
             _ => self.jobs.submit(action, move |progress| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| {
-                        KnowcodeError::new(
-                            ErrorCode::Internal,
-                            format!("cannot start a runtime: {e}"),
-                        )
-                    })?;
+                let runtime = job_runtime()?;
                 let summary = runtime
                     .block_on(index::run(&options, progress))
                     .map_err(|e| e.to_knowcode())?;
@@ -416,12 +408,19 @@ impl Service {
     }
 }
 
-/// The export job: Markdown pages, `manifest.json` and `knowcode_knowledge.json`.
-fn export_job(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+/// The runtime a background job drives its async work on (jobs run on their own thread).
+fn job_runtime() -> Result<tokio::runtime::Runtime, KnowcodeError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?;
+        .map_err(|e| {
+            KnowcodeError::new(ErrorCode::Internal, format!("cannot start a runtime: {e}"))
+        })
+}
+
+/// The export job: Markdown pages, `manifest.json` and `knowcode_knowledge.json`.
+fn export_job(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
+    let runtime = job_runtime()?;
     let cache = crate::retrieve::generation::GenerationCache::new(store_dir.to_path_buf());
     let generation = runtime.block_on(cache.current())?;
     crate::ops::export::export(&generation, output, true)

@@ -309,21 +309,30 @@ impl Telemetry {
     }
 }
 
-fn event_times(path: &Path) -> Vec<u64> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Event>(l).ok())
-        .map(|e| e.ts_ms)
-        .collect()
-}
-
+/// The time of a file's first event: only its first line is read (this runs on every
+/// recorded call).
 fn first_event_ms(path: &Path) -> Option<u64> {
-    event_times(path).first().copied()
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line).ok()?;
+    serde_json::from_str::<Event>(&line).ok().map(|e| e.ts_ms)
 }
 
+/// The time of a file's last event: only its tail is read.
 fn last_event_ms(path: &Path) -> Option<u64> {
-    event_times(path).last().copied()
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(length.saturating_sub(TAIL)))
+        .ok()?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).ok()?;
+    String::from_utf8_lossy(&tail)
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Event>(l).ok())
+        .map(|e| e.ts_ms)
 }
 
 #[cfg(test)]

@@ -32,16 +32,9 @@ pub fn present(store_dir: &Path) -> bool {
 }
 
 fn file_state(path: &Path) -> Option<FileState> {
-    let meta = std::fs::metadata(path).ok()?;
-    let mtime = meta.modified().ok()?;
-    let mtime_ns = mtime
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0);
-    Some(FileState {
-        size: meta.len(),
-        mtime_ns,
-    })
+    std::fs::metadata(path)
+        .ok()
+        .map(|meta| crate::walk::file_state(&meta))
 }
 
 /// The entities of one file with its current text, ready for the chunker.
