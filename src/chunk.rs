@@ -8,7 +8,9 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::parse::{Entity, EntityKind, ParsedFile};
+use std::collections::HashMap;
+
+use crate::parse::{Entity, EntityKind, ParsedFile, Span};
 use crate::text::{code_search_text, content_hash, truncate_chars};
 
 /// Characters of the embedding text kept (the model truncates at `max_length` tokens anyway;
@@ -84,6 +86,8 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
             ));
         }
     }
+    let outlines = container_chunks(file, &chunks);
+    chunks.extend(outlines);
     chunks
 }
 
@@ -182,30 +186,86 @@ fn preamble(file: &ParsedFile) -> (String, bool) {
 /// whether anything was reduced.
 pub fn own_text(file: &ParsedFile, index: usize) -> (String, bool) {
     let entity = &file.entities[index];
-    let mut text = String::new();
-    let mut cursor = entity.span.start_byte;
     let children = file.entities.iter().filter(|child| {
         child.parent.as_deref() == Some(entity.id.as_str())
             && entity.span.contains(&child.span)
             && child.id != entity.id
     });
-    for child in children {
-        if child.span.start_byte < cursor {
+    collapse_members(file, &entity.span, children)
+}
+
+/// The text of `span` with each of `members` (in source order) reduced to its signature
+/// line followed by ` …`, and whether anything was reduced.
+fn collapse_members<'a>(
+    file: &ParsedFile,
+    span: &Span,
+    members: impl Iterator<Item = &'a Entity>,
+) -> (String, bool) {
+    let mut text = String::new();
+    let mut cursor = span.start_byte;
+    for member in members {
+        if member.span.start_byte < cursor {
             continue;
         }
-        text.push_str(&file.text[cursor..child.span.start_byte]);
-        let summary = if child.signature.is_empty() {
-            child.name.as_str()
+        text.push_str(&file.text[cursor..member.span.start_byte]);
+        let summary = if member.signature.is_empty() {
+            member.name.as_str()
         } else {
-            child.signature.as_str()
+            member.signature.as_str()
         };
         text.push_str(summary);
         text.push_str(" …");
-        cursor = child.span.end_byte;
+        cursor = member.span.end_byte;
     }
-    let collapsed = cursor != entity.span.start_byte;
-    text.push_str(&file.text[cursor..entity.span.end_byte]);
+    let collapsed = cursor != span.start_byte;
+    text.push_str(&file.text[cursor..span.end_byte]);
     (text, collapsed)
+}
+
+/// Outline chunks of the blocks that hold a type's members away from its definition (Rust
+/// `impl`): the block with each member reduced to its signature line, appended to the type's
+/// chunks as further parts. A question about what a type does can then land on the block
+/// that groups the answer with its siblings and their docs. Blocks of types defined in
+/// another file have no owner here and get no outline.
+fn container_chunks(file: &ParsedFile, chunks: &[Chunk]) -> Vec<Chunk> {
+    let mut next_part: HashMap<&str, u32> = HashMap::new();
+    for chunk in chunks {
+        let next = next_part.entry(chunk.entity_id.as_str()).or_insert(0);
+        *next = (*next).max(chunk.part + 1);
+    }
+    let mut outlines = Vec::new();
+    for span in &file.containers {
+        let Some(owner) = container_owner(file, span) else {
+            continue;
+        };
+        let members = file
+            .entities
+            .iter()
+            .filter(|e| e.parent.as_deref() == Some(owner.id.as_str()) && span.contains(&e.span));
+        let (text, _) = collapse_members(file, span, members);
+        let part = next_part.entry(owner.id.as_str()).or_insert(0);
+        outlines.push(make_chunk(
+            owner,
+            *part,
+            text,
+            span.start_line,
+            span.end_line,
+        ));
+        *part += 1;
+    }
+    outlines
+}
+
+/// The class that the members inside `span` belong to, when it is defined outside the span.
+fn container_owner<'a>(file: &'a ParsedFile, span: &Span) -> Option<&'a Entity> {
+    let member = file
+        .entities
+        .iter()
+        .find(|e| span.contains(&e.span) && e.span != *span)?;
+    let owner_id = member.parent.as_deref()?;
+    file.entities
+        .iter()
+        .find(|e| e.id == owner_id && e.kind == EntityKind::Class && !span.contains(&e.span))
 }
 
 /// Splits text longer than the budget at the entity's statement lines (or, lacking those,

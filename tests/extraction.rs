@@ -327,6 +327,41 @@ fn class_chunks_stop_at_members_and_files_get_import_headers() {
 }
 
 #[test]
+fn rust_impl_blocks_become_outline_parts_of_their_type() {
+    let a = analyse("rust");
+    let circle: Vec<_> = a
+        .chunks
+        .iter()
+        .filter(|c| c.entity_id == "src/shapes.rs::Circle")
+        .collect();
+    let spans: Vec<(u32, u32, u32)> = circle
+        .iter()
+        .map(|c| (c.part, c.start_line, c.end_line))
+        .collect();
+    assert_eq!(spans, [(0, 8, 10), (1, 12, 17), (2, 19, 23)]);
+    let inherent = circle[1];
+    assert!(
+        inherent.text.starts_with("impl Circle {"),
+        "{}",
+        inherent.text
+    );
+    assert!(
+        inherent
+            .text
+            .contains("/// Create a circle with the given radius."),
+        "member docs stay in the outline: {}",
+        inherent.text
+    );
+    assert!(inherent.text.contains("pub fn new(radius: f64) -> Self …"));
+    assert!(
+        !inherent.text.contains("Circle { radius }"),
+        "bodies are collapsed"
+    );
+    assert!(circle[2].text.contains("fn area(&self) -> f64 …"));
+    assert!(!circle[2].text.contains("consts::PI"));
+}
+
+#[test]
 fn long_bodies_split_at_statement_boundaries_with_overlap() {
     let dir = tempfile::tempdir().unwrap();
     let mut body = String::from("def long_function(x):\n    \"\"\"Does many steps.\"\"\"\n");

@@ -60,6 +60,7 @@ struct Hits {
     imports: Vec<ImportHit>,
     loose_import_names: Vec<(usize, String)>,
     heritage: Vec<HeritageHit>,
+    containers: Vec<Span>,
 }
 
 fn span_of(node: Node) -> Span {
@@ -90,6 +91,7 @@ pub(super) fn extract(parsed: &mut ParsedFile, lang: &Language, tree: &Tree) {
     attach_calls(parsed, hits.calls);
     attach_imports(parsed, hits.imports, hits.loose_import_names);
     attach_heritage(parsed, hits.heritage);
+    parsed.containers = hits.containers;
 }
 
 /// A file that could not be parsed still gets its module entity.
@@ -124,6 +126,7 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
                 Role::Inherits => bases.push((node, HeritageKind::Inherits)),
                 Role::Implements => bases.push((node, HeritageKind::Implements)),
                 Role::Implementor => implementor = Some(node),
+                Role::Container => hits.containers.push(span_of(node)),
                 Role::Ignored => {}
             }
         }

@@ -273,6 +273,9 @@ pub enum Role {
     Inherits,
     Implements,
     Implementor,
+    /// `@container`: a block that groups a type's members away from its definition (a Rust
+    /// `impl`); the chunker gives the type an outline chunk of it.
+    Container,
     /// `@_…` captures exist only for predicates.
     Ignored,
 }
@@ -325,6 +328,7 @@ fn decode_role(capture: &str) -> Result<Role, String> {
         "inherits" => Role::Inherits,
         "implements" => Role::Implements,
         "implementor" => Role::Implementor,
+        "container" => Role::Container,
         other => return Err(format!("unknown capture `@{other}`")),
     })
 }

@@ -179,6 +179,9 @@ pub struct ParsedFile {
     pub calls: Vec<CallSite>,
     pub imports: Vec<ImportStmt>,
     pub heritage: Vec<HeritageRef>,
+    /// Blocks holding members of a type defined elsewhere in the file (Rust `impl`), in
+    /// source order.
+    pub containers: Vec<Span>,
     pub issues: Vec<ParseIssue>,
 }
 
@@ -236,6 +239,7 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
         calls: Vec::new(),
         imports: Vec::new(),
         heritage: Vec::new(),
+        containers: Vec::new(),
         issues,
     };
     match tree {

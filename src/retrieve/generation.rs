@@ -108,11 +108,16 @@ impl LoadedGeneration {
             .filter(move |e| e.kind == kind)
     }
 
-    /// The entity's source as indexed (its chunks, overlaps removed).
+    /// The entity's source as indexed (its chunks inside its own span, overlaps removed;
+    /// outline chunks of blocks elsewhere, such as Rust `impl`s, are not its source).
     pub fn source_of(&self, entity_id: &str) -> String {
         let mut out: Vec<&str> = Vec::new();
         let mut last_line = 0;
-        for chunk in self.chunks_of(entity_id) {
+        let span = self
+            .entity(entity_id)
+            .map(|e| (e.span.start_line, e.span.end_line));
+        let inside = |c: &&ChunkRow| span.is_none_or(|(s, e)| s <= c.start_line && c.end_line <= e);
+        for chunk in self.chunks_of(entity_id).filter(inside) {
             let skip = if chunk.part > 0 && chunk.start_line <= last_line {
                 (last_line - chunk.start_line + 1) as usize
             } else {

@@ -51,6 +51,7 @@ fn parsed_file(store_dir: &Path, path: &str, entities: Vec<Entity>) -> Option<Pa
         calls: Vec::new(),
         imports: Vec::new(),
         heritage: Vec::new(),
+        containers: Vec::new(),
         issues: Vec::new(),
     })
 }

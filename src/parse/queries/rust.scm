@@ -12,6 +12,7 @@
 (mod_item name: (identifier) @name body: (declaration_list)) @scope
 
 (impl_item trait: (_) @implements type: (_) @implementor)
+(impl_item body: (declaration_list)) @container
 (trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @inherits))
 
 (call_expression
