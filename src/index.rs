@@ -19,6 +19,7 @@ use crate::parse::{self, Entity, ParsedFile};
 use crate::store::manifest::{Counts, EmbeddingInfo, FileIssue, FileRecord};
 use crate::store::tables::{self, Vectors};
 use crate::store::{GenerationKind, Manifest, Staging, Store};
+use crate::text::content_hash;
 use crate::walk::{self, WalkOptions, WalkOutput};
 
 /// Test hook: the named stage fails (e.g. `KNOWCODE_FAIL_STAGE=embed`), to prove that a
@@ -78,6 +79,9 @@ pub struct IndexSummary {
     pub phase_one_seconds: f64,
     pub lines: usize,
     pub embed_failures: usize,
+    /// Signature views (one short vector per definition) embedded and reused.
+    pub views_embedded: usize,
+    pub views_reused: usize,
     /// Why the build stopped after phase one, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -205,9 +209,10 @@ pub async fn run(
 
     let t = Instant::now();
     let reusable = reusable_vectors(&store, previous_full.as_ref(), embedder.info()).await;
-    let rows = embed_chunks(
+    let (rows, view_rows) = embed_chunks_and_views(
         &mut embedder,
         &analysis.chunks,
+        &entities,
         &reusable,
         &mut counts,
         progress,
@@ -218,6 +223,10 @@ pub async fn run(
     let vectors = Vectors {
         dimension: embedder.info().dimension,
         rows: &rows,
+    };
+    let views = Vectors {
+        dimension: embedder.info().dimension,
+        rows: &view_rows,
     };
     let manifest = manifest(
         options,
@@ -230,7 +239,7 @@ pub async fn run(
         &store,
         &analysis,
         &entities,
-        Some(&vectors),
+        Some((&vectors, &views)),
         manifest,
         &reports,
         options.config.index.keep_generations,
@@ -338,36 +347,52 @@ async fn reusable_vectors(
     }
 }
 
-/// One vector per chunk: reused by content hash, else embedded in cross-file batches.
-fn embed_chunks(
+/// One vector per chunk and one per entity's signature view (None for entities without a
+/// view): reused by the hash of the embedded text, else embedded in cross-file batches. The
+/// chunk figures go to `counts`; views are counted apart in the return value.
+fn embed_chunks_and_views(
     embedder: &mut Embedder,
     chunks: &[Chunk],
+    entities: &[Entity],
     reusable: &HashMap<String, Vec<f32>>,
     counts: &mut Counts,
     progress: &dyn Progress,
-) -> Vec<Option<Vec<f32>>> {
-    let mut rows: Vec<Option<Vec<f32>>> = chunks
+) -> (Vec<Option<Vec<f32>>>, Vec<Option<Vec<f32>>>) {
+    let chunk_texts = chunks
         .iter()
-        .map(|c| reusable.get(&c.content_hash).cloned())
+        .map(|c| Some((c.content_hash.clone(), c.embed_text.clone())));
+    let view_texts = entities
+        .iter()
+        .map(|e| chunk::signature_view(e).map(|view| (content_hash(&[&view]), view)));
+    let texts: Vec<Option<(String, String)>> = chunk_texts.chain(view_texts).collect();
+    let mut rows: Vec<Option<Vec<f32>>> = texts
+        .iter()
+        .map(|t| t.as_ref().and_then(|(hash, _)| reusable.get(hash).cloned()))
         .collect();
-    let pending: Vec<usize> = (0..chunks.len()).filter(|&i| rows[i].is_none()).collect();
-    counts.reused = chunks.len() - pending.len();
+    let pending: Vec<usize> = (0..texts.len())
+        .filter(|&i| texts[i].is_some() && rows[i].is_none())
+        .collect();
+    let reused = |range: std::ops::Range<usize>| range.filter(|&i| rows[i].is_some()).count();
+    counts.reused = reused(0..chunks.len());
+    counts.views_reused = reused(chunks.len()..texts.len());
     progress.stage(Stage::Embed, pending.len() as u64);
-    let texts: Vec<&str> = pending
+    let pending_texts: Vec<&str> = pending
         .iter()
-        .map(|&i| chunks[i].embed_text.as_str())
+        .filter_map(|&i| texts[i].as_ref().map(|(_, text)| text.as_str()))
         .collect();
-    let vectors = embedder.embed_all(&texts, &mut |n| progress.advance(n as u64));
+    let vectors = embedder.embed_all(&pending_texts, &mut |n| progress.advance(n as u64));
     for (&i, vector) in pending.iter().zip(vectors) {
-        if vector.is_some() {
-            counts.embedded += 1;
-        } else {
-            counts.embed_failures += 1;
+        match (i < chunks.len(), vector.is_some()) {
+            (true, true) => counts.embedded += 1,
+            (true, false) => counts.embed_failures += 1,
+            (false, true) => counts.views_embedded += 1,
+            (false, false) => {}
         }
         rows[i] = vector;
     }
     counts.vectors = counts.embedded + counts.reused;
-    rows
+    let views = rows.split_off(chunks.len());
+    (rows, views)
 }
 
 fn manifest(
@@ -455,7 +480,7 @@ async fn write_generation(
     store: &Store,
     analysis: &Analysis,
     entities: &[Entity],
-    vectors: Option<&Vectors<'_>>,
+    vectors: Option<(&Vectors<'_>, &Vectors<'_>)>,
     mut manifest: Manifest,
     reports: &Reports,
     keep: usize,
@@ -468,7 +493,8 @@ async fn write_generation(
         entities,
         &analysis.graph.edges,
         &analysis.chunks,
-        vectors,
+        vectors.map(|(chunks, _)| chunks),
+        vectors.map(|(_, views)| views),
     )
     .await
     .map_err(BuildError::at(Stage::Store))?;
@@ -483,12 +509,15 @@ async fn write_generation(
     let counts = tables::row_counts(&staging.dir)
         .await
         .map_err(BuildError::at(Stage::Store))?;
-    let expected_vectors = vectors.map_or(0, |v| v.rows.iter().filter(|r| r.is_some()).count());
+    let present = |v: &Vectors| v.rows.iter().filter(|r| r.is_some()).count();
+    let (expected_vectors, expected_views) =
+        vectors.map_or((0, 0), |(chunks, views)| (present(chunks), present(views)));
     let expected = tables::RowCounts {
         entities: entities.len(),
         edges: analysis.graph.edges.len(),
         chunks: analysis.chunks.len(),
         vectors: expected_vectors,
+        views: expected_views,
     };
     if counts != expected {
         return Err(BuildError::at(Stage::Store)(anyhow::anyhow!(
@@ -527,6 +556,8 @@ fn summary(
         phase_one_seconds,
         lines: counts.lines,
         embed_failures: counts.embed_failures,
+        views_embedded: counts.views_embedded,
+        views_reused: counts.views_reused,
         note,
         timings,
     }

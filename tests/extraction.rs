@@ -362,6 +362,28 @@ fn rust_impl_blocks_become_outline_parts_of_their_type() {
 }
 
 #[test]
+fn signature_views_are_the_qualified_name_as_words_and_the_signature() {
+    let a = analyse("go");
+    let view = |id: &str| knowcode::chunk::signature_view(entity(&a, id));
+    let methods: Vec<_> = a
+        .parsed
+        .iter()
+        .flat_map(|f| &f.entities)
+        .filter(|e| e.kind == EntityKind::Method)
+        .collect();
+    let method = methods.first().expect("the go fixture has methods");
+    let text = view(&method.id).unwrap();
+    let (words, signature) = text.split_once('\n').unwrap();
+    assert_eq!(signature, method.signature);
+    assert!(
+        !words.contains('.') && words == words.to_lowercase(),
+        "{words}"
+    );
+    let module = &a.parsed[0].entities[0];
+    assert_eq!(view(&module.id), None, "files have no signature view");
+}
+
+#[test]
 fn long_bodies_split_at_statement_boundaries_with_overlap() {
     let dir = tempfile::tempdir().unwrap();
     let mut body = String::from("def long_function(x):\n    \"\"\"Does many steps.\"\"\"\n");

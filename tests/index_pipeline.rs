@@ -58,10 +58,18 @@ fn index_publishes_a_full_generation_and_reindex_reuses_every_vector() {
     assert_eq!(counts.chunks as u64, n(&first, "chunks"));
     assert_eq!(counts.vectors, counts.chunks, "every chunk has a vector");
     assert_eq!(counts.entities as u64, n(&first, "entities"));
+    let definitions = 11; // 2 classes, 6 methods and 3 functions in the python fixture
+    assert_eq!(n(&first, "views_embedded"), definitions);
+    assert_eq!(
+        counts.views as u64, definitions,
+        "every definition has a signature view"
+    );
 
     let second = index_json(repo.path(), &[]);
     assert_eq!(n(&second, "embedded"), 0);
     assert_eq!(n(&second, "reused"), n(&second, "chunks"));
+    assert_eq!(n(&second, "views_embedded"), 0);
+    assert_eq!(n(&second, "views_reused"), definitions);
     assert_ne!(second["generation_id"], first["generation_id"]);
     assert_eq!(
         current_id(repo.path()),

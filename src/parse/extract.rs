@@ -208,7 +208,7 @@ fn record_def(
     }
     def_index.insert(node.id(), hits.defs.len());
     hits.defs.push(DefHit {
-        span: span_of(node),
+        span: span_of(with_wrappers(node)),
         kind,
         subkind,
         name,
@@ -230,6 +230,28 @@ fn record_def(
             docs::split_lines(node)
         },
     });
+}
+
+/// Wrappers that belong to the definition they hold: a Python decorator list (`@contextmanager`
+/// says what a function is for) and a JS/TS `export`. Type and field of the held definition.
+const WRAPPERS: &[(&str, &str)] = &[
+    ("decorated_definition", "definition"),
+    ("export_statement", "declaration"),
+];
+
+/// The definition node extended to the wrappers that hold it.
+fn with_wrappers(node: Node) -> Node {
+    let mut outer = node;
+    while let Some(parent) = outer.parent() {
+        let holds = WRAPPERS.iter().any(|(kind, field)| {
+            parent.kind() == *kind && parent.child_by_field_name(field) == Some(outer)
+        });
+        if !holds {
+            break;
+        }
+        outer = parent;
+    }
+    outer
 }
 
 /// `Foo<T>` → `Foo`, `ns::Foo` → `ns.Foo`, `*Foo` → `Foo`.

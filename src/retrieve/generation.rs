@@ -15,7 +15,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::{Entity, EntityKind};
-use crate::store::tables::{self, CHUNKS};
+use crate::store::tables::{self, CHUNKS, ENTITIES};
 use crate::store::{GenerationKind, Manifest, Store};
 
 /// A chunk as retrieval shows it.
@@ -37,6 +37,10 @@ pub struct LoadedGeneration {
     pub manifest: Manifest,
     pub root: PathBuf,
     pub chunks_table: lancedb::Table,
+    /// Entity rows; in generations built since signature views exist, with their vectors.
+    pub entities_table: lancedb::Table,
+    /// Whether `entities_table` carries signature-view vectors (older generations lack them).
+    pub has_signature_views: bool,
     pub entities: Vec<Entity>,
     pub edges: Vec<Edge>,
     pub chunks: Vec<ChunkRow>,
@@ -137,11 +141,15 @@ impl LoadedGeneration {
         let edges = tables::read_edges(&db).await?;
         let chunks_table = db.open_table(CHUNKS).execute().await?;
         let chunks = read_chunk_rows(&chunks_table).await?;
+        let entities_table = db.open_table(ENTITIES).execute().await?;
+        let has_signature_views = tables::has_vector_column(&entities_table).await?;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
             root: PathBuf::from(&manifest.root),
             manifest,
             chunks_table,
+            entities_table,
+            has_signature_views,
             entities,
             edges,
             chunks,

@@ -89,6 +89,7 @@ pub async fn materialise(
         &knowledge.relationships,
         &chunks,
         None,
+        None,
     )
     .await?;
     let resolved = knowledge

@@ -43,6 +43,12 @@ pub struct Counts {
     pub reused: usize,
     pub embed_failures: usize,
     pub lines: usize,
+    /// Signature views embedded by this build and reused from the previous one (absent in
+    /// manifests written before signature views existed).
+    #[serde(default)]
+    pub views_embedded: usize,
+    #[serde(default)]
+    pub views_reused: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,10 +17,10 @@ use lancedb::index::Index;
 use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
-use crate::chunk::Chunk;
+use crate::chunk::{Chunk, signature_view};
 use crate::graph::{Edge, EdgeKind, Resolution};
 use crate::parse::{Entity, EntityKind, Span};
-use crate::text::code_search_text;
+use crate::text::{code_search_text, content_hash};
 
 pub const ENTITIES: &str = "entities";
 pub const EDGES: &str = "edges";
@@ -40,8 +40,8 @@ pub async fn connect(generation_dir: &Path) -> lancedb::Result<lancedb::Connecti
     lancedb::connect(&path.to_string_lossy()).execute().await
 }
 
-fn entities_batch(entities: &[Entity]) -> anyhow::Result<RecordBatch> {
-    let schema = Schema::new(vec![
+fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> anyhow::Result<RecordBatch> {
+    let mut fields = vec![
         utf8("id", false),
         utf8("parent", true),
         utf8("kind", false),
@@ -60,7 +60,8 @@ fn entities_batch(entities: &[Entity]) -> anyhow::Result<RecordBatch> {
         utf8("doc", true),
         utf8("content_hash", false),
         utf8("search_text", false),
-    ]);
+        utf8("view_hash", true),
+    ];
     let s = |f: fn(&Entity) -> &str| {
         Arc::new(StringArray::from_iter_values(entities.iter().map(f))) as Arc<dyn Array>
     };
@@ -88,28 +89,41 @@ fn entities_batch(entities: &[Entity]) -> anyhow::Result<RecordBatch> {
             )))
         })
         .collect();
+    let view_hashes: StringArray = entities
+        .iter()
+        .map(|e| signature_view(e).map(|view| content_hash(&[&view])))
+        .collect();
+    let mut columns = vec![
+        s(|e| &e.id),
+        opt(|e| e.parent.as_deref()),
+        s(|e| e.kind.as_str()),
+        opt(|e| e.subkind.as_deref()),
+        s(|e| &e.name),
+        s(|e| &e.qualified_name),
+        s(|e| &e.language),
+        s(|e| &e.path),
+        n(|s| s.start_line),
+        n(|s| s.start_col),
+        n(|s| s.end_line),
+        n(|s| s.end_col),
+        b(|s| s.start_byte),
+        b(|s| s.end_byte),
+        s(|e| &e.signature),
+        opt(|e| e.doc.as_deref()),
+        s(|e| &e.content_hash),
+        Arc::new(search),
+        Arc::new(view_hashes),
+    ];
+    if let Some(views) = views {
+        anyhow::ensure!(
+            views.rows.len() == entities.len(),
+            "entity/vector count mismatch"
+        );
+        push_vector_columns(&mut fields, &mut columns, views)?;
+    }
     Ok(RecordBatch::try_new(
-        Arc::new(schema),
-        vec![
-            s(|e| &e.id),
-            opt(|e| e.parent.as_deref()),
-            s(|e| e.kind.as_str()),
-            opt(|e| e.subkind.as_deref()),
-            s(|e| &e.name),
-            s(|e| &e.qualified_name),
-            s(|e| &e.language),
-            s(|e| &e.path),
-            n(|s| s.start_line),
-            n(|s| s.start_col),
-            n(|s| s.end_line),
-            n(|s| s.end_col),
-            b(|s| s.start_byte),
-            b(|s| s.end_byte),
-            s(|e| &e.signature),
-            opt(|e| e.doc.as_deref()),
-            s(|e| &e.content_hash),
-            Arc::new(search),
-        ],
+        Arc::new(Schema::new(fields)),
+        columns,
     )?)
 }
 
@@ -156,6 +170,41 @@ pub struct Vectors<'a> {
     pub rows: &'a [Option<Vec<f32>>],
 }
 
+/// Appends `has_vector` and `vector` (zeros where `has_vector` is false).
+fn push_vector_columns(
+    fields: &mut Vec<Field>,
+    columns: &mut Vec<Arc<dyn Array>>,
+    vectors: &Vectors,
+) -> anyhow::Result<()> {
+    let dim = vectors.dimension;
+    let mut flat = Vec::with_capacity(vectors.rows.len() * dim);
+    for row in vectors.rows {
+        match row {
+            Some(v) if v.len() == dim => flat.extend_from_slice(v),
+            Some(v) => anyhow::bail!("vector of dimension {} where {dim} was expected", v.len()),
+            None => flat.extend(std::iter::repeat_n(0.0, dim)),
+        }
+    }
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let list = FixedSizeListArray::try_new(
+        item.clone(),
+        dim as i32,
+        Arc::new(Float32Array::from(flat)),
+        None,
+    )?;
+    fields.push(Field::new("has_vector", DataType::Boolean, false));
+    fields.push(Field::new(
+        "vector",
+        DataType::FixedSizeList(item, dim as i32),
+        false,
+    ));
+    columns.push(Arc::new(BooleanArray::from(
+        vectors.rows.iter().map(|r| r.is_some()).collect::<Vec<_>>(),
+    )));
+    columns.push(Arc::new(list));
+    Ok(())
+}
+
 fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<RecordBatch> {
     let mut fields = vec![
         utf8("id", false),
@@ -196,34 +245,7 @@ fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<R
             vectors.rows.len() == chunks.len(),
             "chunk/vector count mismatch"
         );
-        let dim = vectors.dimension;
-        let mut flat = Vec::with_capacity(chunks.len() * dim);
-        for row in vectors.rows {
-            match row {
-                Some(v) if v.len() == dim => flat.extend_from_slice(v),
-                Some(v) => {
-                    anyhow::bail!("vector of dimension {} where {dim} was expected", v.len())
-                }
-                None => flat.extend(std::iter::repeat_n(0.0, dim)),
-            }
-        }
-        let item = Arc::new(Field::new("item", DataType::Float32, true));
-        let list = FixedSizeListArray::try_new(
-            item.clone(),
-            dim as i32,
-            Arc::new(Float32Array::from(flat)),
-            None,
-        )?;
-        fields.push(Field::new("has_vector", DataType::Boolean, false));
-        fields.push(Field::new(
-            "vector",
-            DataType::FixedSizeList(item, dim as i32),
-            false,
-        ));
-        columns.push(Arc::new(BooleanArray::from(
-            vectors.rows.iter().map(|r| r.is_some()).collect::<Vec<_>>(),
-        )));
-        columns.push(Arc::new(list));
+        push_vector_columns(&mut fields, &mut columns, vectors)?;
     }
     Ok(RecordBatch::try_new(
         Arc::new(Schema::new(fields)),
@@ -238,10 +260,11 @@ pub async fn write_tables(
     edges: &[Edge],
     chunks: &[Chunk],
     vectors: Option<&Vectors<'_>>,
+    views: Option<&Vectors<'_>>,
 ) -> anyhow::Result<()> {
     let db = connect(dir).await?;
     let entities_table = db
-        .create_table(ENTITIES, entities_batch(entities)?)
+        .create_table(ENTITIES, entities_batch(entities, views)?)
         .execute()
         .await?;
     db.create_table(EDGES, edges_batch(edges)?)
@@ -274,6 +297,8 @@ pub struct RowCounts {
     pub chunks: usize,
     /// Chunks with a usable vector (0 in a lexical generation).
     pub vectors: usize,
+    /// Entities with a signature-view vector (0 in a lexical generation).
+    pub views: usize,
 }
 
 pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
@@ -282,25 +307,25 @@ pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
         let db = db.clone();
         async move { db.open_table(name).execute().await?.count_rows(None).await }
     };
-    let chunks_table = db.open_table(CHUNKS).execute().await?;
-    let has_vectors = chunks_table
-        .schema()
-        .await?
-        .field_with_name("vector")
-        .is_ok();
-    let vectors = if has_vectors {
-        chunks_table
-            .count_rows(Some("has_vector = true".into()))
-            .await?
-    } else {
-        0
-    };
     Ok(RowCounts {
         entities: count(ENTITIES).await?,
         edges: count(EDGES).await?,
         chunks: count(CHUNKS).await?,
-        vectors,
+        vectors: count_vectors(&db.open_table(CHUNKS).execute().await?).await?,
+        views: count_vectors(&db.open_table(ENTITIES).execute().await?).await?,
     })
+}
+
+/// Whether a table carries a vector column (a `full` generation).
+pub async fn has_vector_column(table: &lancedb::Table) -> anyhow::Result<bool> {
+    Ok(table.schema().await?.field_with_name("vector").is_ok())
+}
+
+async fn count_vectors(table: &lancedb::Table) -> anyhow::Result<usize> {
+    if !has_vector_column(table).await? {
+        return Ok(0);
+    }
+    Ok(table.count_rows(Some("has_vector = true".into())).await?)
 }
 
 async fn read_all(
@@ -327,26 +352,44 @@ fn opt_str(array: &StringArray, i: usize) -> Option<String> {
     (!array.is_null(i)).then(|| array.value(i).to_string())
 }
 
-/// `content_hash → vector` of every chunk that has one, for reuse by the next build.
+/// `hash of the embedded text → vector` of every chunk and signature view that has one, for
+/// reuse by the next build. Generations written before signature views existed yield chunk
+/// vectors only.
 pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>>> {
     let db = connect(dir).await?;
     let mut out = HashMap::new();
-    for batch in read_all(&db, CHUNKS, Some(&["content_hash", "has_vector", "vector"])).await? {
-        let hashes: &StringArray = col(&batch, "content_hash")?;
-        let has: &BooleanArray = col(&batch, "has_vector")?;
-        let vectors: &FixedSizeListArray = col(&batch, "vector")?;
-        for i in 0..batch.num_rows() {
-            if has.value(i) {
-                let values = vectors.value(i);
-                let floats = values
-                    .as_any()
-                    .downcast_ref::<Float32Array>()
-                    .ok_or_else(|| anyhow::anyhow!("vector is not f32"))?;
-                out.insert(hashes.value(i).to_string(), floats.values().to_vec());
-            }
+    for (table, hash_column) in [(CHUNKS, "content_hash"), (ENTITIES, "view_hash")] {
+        let handle = db.open_table(table).execute().await?;
+        let schema = handle.schema().await?;
+        if schema.field_with_name(hash_column).is_err() || !has_vector_column(&handle).await? {
+            continue;
+        }
+        for batch in read_all(&db, table, Some(&[hash_column, "has_vector", "vector"])).await? {
+            collect_vectors(&batch, hash_column, &mut out)?;
         }
     }
     Ok(out)
+}
+
+fn collect_vectors(
+    batch: &RecordBatch,
+    hash_column: &str,
+    out: &mut HashMap<String, Vec<f32>>,
+) -> anyhow::Result<()> {
+    let hashes: &StringArray = col(batch, hash_column)?;
+    let has: &BooleanArray = col(batch, "has_vector")?;
+    let vectors: &FixedSizeListArray = col(batch, "vector")?;
+    for i in 0..batch.num_rows() {
+        if has.value(i) && !hashes.is_null(i) {
+            let values = vectors.value(i);
+            let floats = values
+                .as_any()
+                .downcast_ref::<Float32Array>()
+                .ok_or_else(|| anyhow::anyhow!("vector is not f32"))?;
+            out.insert(hashes.value(i).to_string(), floats.values().to_vec());
+        }
+    }
+    Ok(())
 }
 
 /// Every entity of a generation.
