@@ -314,9 +314,60 @@ fn looks_minified(text: &str) -> bool {
     text.len() > MINIFIED_LINE_CHARS && text.lines().any(|line| line.len() > MINIFIED_LINE_CHARS)
 }
 
+/// Whether a path holds tests, examples or benchmarks rather than the code they exercise: a
+/// folder named so (`tests/`, `__tests__/`, `spec/`, `examples/`, `benches/`, …) or a file
+/// named by the common test conventions (`test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`).
+pub fn is_test_path(path: &str) -> bool {
+    const FOLDERS: &[&str] = &[
+        "test",
+        "tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "testing",
+        "example",
+        "examples",
+        "bench",
+        "benches",
+        "benchmarks",
+    ];
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or("");
+    if segments.iter().any(|s| FOLDERS.contains(s)) {
+        return true;
+    }
+    let stem = file.split('.').next().unwrap_or(file);
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_paths_are_recognised_by_folder_and_file_name() {
+        for path in [
+            "tests/test_cart.py",
+            "src/__tests__/a.ts",
+            "pkg/cmd_test.go",
+            "lib/x.spec.js",
+            "examples/demo.rs",
+            "test_utils.py",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in [
+            "src/click/testing.py",
+            "src/contest.rs",
+            "src/attestation/x.go",
+        ] {
+            assert!(!is_test_path(path), "{path}");
+        }
+    }
 
     #[test]
     fn binary_and_minified_heuristics() {
