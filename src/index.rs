@@ -347,6 +347,9 @@ async fn reusable_vectors(
     }
 }
 
+/// One optional vector per row of a table.
+type VectorRows = Vec<Option<Vec<f32>>>;
+
 /// One vector per chunk and one per entity's signature view (None for entities without a
 /// view): reused by the hash of the embedded text, else embedded in cross-file batches. The
 /// chunk figures go to `counts`; views are counted apart in the return value.
@@ -357,7 +360,7 @@ fn embed_chunks_and_views(
     reusable: &HashMap<String, Vec<f32>>,
     counts: &mut Counts,
     progress: &dyn Progress,
-) -> (Vec<Option<Vec<f32>>>, Vec<Option<Vec<f32>>>) {
+) -> (VectorRows, VectorRows) {
     let chunk_texts = chunks
         .iter()
         .map(|c| Some((c.content_hash.clone(), c.embed_text.clone())));
@@ -365,7 +368,7 @@ fn embed_chunks_and_views(
         .iter()
         .map(|e| chunk::signature_view(e).map(|view| (content_hash(&[&view]), view)));
     let texts: Vec<Option<(String, String)>> = chunk_texts.chain(view_texts).collect();
-    let mut rows: Vec<Option<Vec<f32>>> = texts
+    let mut rows: VectorRows = texts
         .iter()
         .map(|t| t.as_ref().and_then(|(hash, _)| reusable.get(hash).cloned()))
         .collect();

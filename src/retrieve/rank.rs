@@ -1,6 +1,8 @@
 //! Hybrid ranking: full-text (LanceDB FTS over the code-aware column), vectors (cosine over
-//! chunk embeddings) and structural signals (a definition's own name matching the query, and
-//! the call-graph neighbours of strong hits), fused with weighted reciprocal-rank fusion.
+//! chunk embeddings and over each definition's signature view) and structural signals (a
+//! definition's own name matching the query, and the call-graph neighbours of strong hits),
+//! fused with weighted reciprocal-rank fusion, then scaled by priors on the kind (prose) and
+//! the place (tests) of a hit.
 //! Identifier-shaped queries lean lexical, descriptions rely on vectors relatively more; a
 //! query in double quotes is an exact substring search. Results are deterministic (ties broken by id).
 

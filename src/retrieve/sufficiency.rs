@@ -18,8 +18,10 @@ pub struct Sufficiency {
 }
 
 /// Confidence that the first hit answers the query: an estimate of the probability that it is
-/// the entity asked for, calibrated on the benchmark (see docs/sufficiency.md). The lead over
-/// the runner-up is deliberately not used: on the benchmark large leads were *less* often right.
+/// the entity asked for, read off the benchmark (see docs/sufficiency.md) from how many ranking
+/// legs (full text, chunk vectors, signature views) put it first and how many in their top 3.
+/// The lead over the runner-up is deliberately not used: on the benchmark large leads were
+/// *less* often right.
 pub fn ranking_confidence(ranking: &Ranking) -> f64 {
     let hits = &ranking.hits;
     let Some(top) = hits.first() else { return 0.0 };
@@ -27,15 +29,18 @@ pub fn ranking_confidence(ranking: &Ranking) -> f64 {
         return if hits.len() == 1 { 0.9 } else { 0.5 };
     }
     let e = &top.evidence;
-    let agree =
-        |n: u32| matches!((e.lexical_rank, e.vector_rank), (Some(l), Some(v)) if l <= n && v <= n);
+    let legs = [e.lexical_rank, e.vector_rank, e.signature_rank];
+    let within = |n: u32| legs.iter().filter(|r| r.is_some_and(|r| r <= n)).count();
     let contested_name = hits.iter().skip(1).any(|h| h.evidence.name_match);
-    match () {
+    match (within(1), within(3)) {
         _ if e.name_match && !contested_name && ranking.shape == QueryShape::Identifier => 0.9,
-        _ if agree(1) => 0.6,
-        _ if agree(3) => 0.4,
-        _ if e.name_match || e.lexical_rank == Some(1) || e.vector_rank == Some(1) => 0.3,
-        _ => 0.2,
+        (3, _) => 0.8,
+        (2, 3) => 0.6,
+        (2, _) | (1, 3) => 0.5,
+        (1, _) => 0.3,
+        _ if e.name_match => 0.3,
+        (0, 2..) => 0.25,
+        _ => 0.15,
     }
 }
 
@@ -102,5 +107,45 @@ mod tests {
         use Section::*;
         let s = score(0.85, &[bundle(&[Header, Doc], &[Header, Doc])]);
         assert!((s.score - 0.85).abs() < 1e-9);
+    }
+
+    fn ranked(lexical: Option<u32>, vector: Option<u32>, signature: Option<u32>) -> Ranking {
+        use super::super::rank::{Evidence, Hit};
+        Ranking {
+            hits: vec![Hit {
+                entity_id: "e".into(),
+                chunk: 0,
+                score: 1.0,
+                evidence: Evidence {
+                    lexical_rank: lexical,
+                    vector_rank: vector,
+                    signature_rank: signature,
+                    ..Evidence::default()
+                },
+            }],
+            mode: RetrievalMode::Hybrid,
+            lexical_weight: 0.5,
+            shape: QueryShape::Description,
+            errors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn more_legs_agreeing_never_lowers_confidence_and_only_all_three_reach_the_threshold() {
+        let ladder = [
+            ranked(None, None, None),
+            ranked(Some(2), Some(3), None),
+            ranked(Some(1), None, None),
+            ranked(Some(1), Some(2), Some(3)),
+            ranked(Some(1), Some(1), Some(3)),
+            ranked(Some(1), Some(1), Some(1)),
+        ];
+        let confidences: Vec<f64> = ladder.iter().map(ranking_confidence).collect();
+        assert!(
+            confidences.windows(2).all(|w| w[0] < w[1]),
+            "{confidences:?}"
+        );
+        assert!(confidences[..5].iter().all(|&c| c < 0.8));
+        assert!(confidences[5] >= 0.8);
     }
 }

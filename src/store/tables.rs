@@ -1,5 +1,6 @@
 //! The LanceDB tables of a generation and their Arrow layouts: `entities`, `edges`, `chunks`
-//! (the last with a code-aware full-text index, and a vector column in a `full` generation).
+//! (the last with a code-aware full-text index). In a `full` generation `chunks` has a vector
+//! per chunk and `entities` one per definition's signature view.
 //! Writes happen once per generation, in one batch per table (no version pile-up); reads
 //! decode whole tables back into the pipeline's types.
 
