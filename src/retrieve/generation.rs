@@ -15,7 +15,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::{Entity, EntityKind};
-use crate::store::tables::{self, CHUNKS, ENTITIES};
+use crate::store::tables::{self, CHUNKS};
 use crate::store::{GenerationKind, Manifest, Store};
 
 /// A chunk as retrieval shows it.
@@ -31,16 +31,77 @@ pub struct ChunkRow {
     pub text: String,
 }
 
+/// Every definition's signature-view vector, unit length, in one flat array: a brute-force
+/// scan of a few thousand short vectors in memory costs well under a millisecond, a LanceDB
+/// scan of the entities table some 6 ms per query (measured on the 5,604-entity bench corpus).
+#[derive(Default)]
+pub struct SignatureViews {
+    ids: Vec<String>,
+    flat: Vec<f32>,
+    dimension: usize,
+}
+
+impl SignatureViews {
+    fn new(views: HashMap<String, Vec<f32>>) -> Self {
+        let mut views: Vec<(String, Vec<f32>)> = views.into_iter().collect();
+        views.sort_by(|a, b| a.0.cmp(&b.0));
+        let dimension = views.first().map_or(0, |(_, v)| v.len());
+        let mut out = SignatureViews {
+            dimension,
+            ..Self::default()
+        };
+        for (id, vector) in views.into_iter().filter(|(_, v)| v.len() == dimension) {
+            out.flat.extend(unit(&vector));
+            out.ids.push(id);
+        }
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Entity ids by cosine similarity to `query`, best first (ties by id), at most `limit`.
+    pub fn nearest(&self, query: &[f32], limit: usize) -> Vec<String> {
+        if query.len() != self.dimension || self.dimension == 0 {
+            return Vec::new();
+        }
+        let query = unit(query);
+        let mut scored: Vec<(f32, usize)> = self
+            .flat
+            .chunks_exact(self.dimension)
+            .map(|v| v.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>())
+            .zip(0..)
+            .collect();
+        let order = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, order);
+            scored.truncate(limit);
+        }
+        scored.sort_by(order);
+        scored
+            .into_iter()
+            .map(|(_, i)| self.ids[i].clone())
+            .collect()
+    }
+}
+
+fn unit(vector: &[f32]) -> Vec<f32> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm == 0.0 {
+        return vector.to_vec();
+    }
+    vector.iter().map(|x| x / norm).collect()
+}
+
 /// One generation, read-only.
 pub struct LoadedGeneration {
     pub id: String,
     pub manifest: Manifest,
     pub root: PathBuf,
     pub chunks_table: lancedb::Table,
-    /// Entity rows; in generations built since signature views exist, with their vectors.
-    pub entities_table: lancedb::Table,
-    /// Whether `entities_table` carries signature-view vectors (older generations lack them).
-    pub has_signature_views: bool,
+    /// Signature-view vectors, held in memory (empty in lexical and older generations).
+    pub signature_views: SignatureViews,
     pub entities: Vec<Entity>,
     pub edges: Vec<Edge>,
     pub chunks: Vec<ChunkRow>,
@@ -141,15 +202,13 @@ impl LoadedGeneration {
         let edges = tables::read_edges(&db).await?;
         let chunks_table = db.open_table(CHUNKS).execute().await?;
         let chunks = read_chunk_rows(&chunks_table).await?;
-        let entities_table = db.open_table(ENTITIES).execute().await?;
-        let has_signature_views = tables::has_vector_column(&entities_table).await?;
+        let signature_views = SignatureViews::new(tables::read_signature_views(&db).await?);
         let mut generation = LoadedGeneration {
             id: id.to_string(),
             root: PathBuf::from(&manifest.root),
             manifest,
             chunks_table,
-            entities_table,
-            has_signature_views,
+            signature_views,
             entities,
             edges,
             chunks,
@@ -348,5 +407,27 @@ impl GenerationCache {
             .as_ref()
             .filter(|g| g.id == id)
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_views_rank_by_cosine_with_ties_by_id_and_a_limit() {
+        let views = SignatureViews::new(HashMap::from([
+            ("c".to_string(), vec![2.0, 0.0]),
+            ("a".to_string(), vec![0.0, 1.0]),
+            ("b".to_string(), vec![1.0, 0.0]),
+            ("d".to_string(), vec![1.0, 1.0]),
+        ]));
+        assert_eq!(views.nearest(&[3.0, 0.0], 10), ["b", "c", "d", "a"]);
+        assert_eq!(views.nearest(&[3.0, 0.0], 2), ["b", "c"]);
+        assert!(
+            views.nearest(&[1.0, 0.0, 0.0], 5).is_empty(),
+            "wrong dimension"
+        );
+        assert!(SignatureViews::default().is_empty());
     }
 }

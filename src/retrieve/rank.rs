@@ -160,35 +160,33 @@ pub async fn rank(
     if trimmed.len() > 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
         return exact(generation, &trimmed[1..trimmed.len() - 1], limit);
     }
-    let mut errors = Vec::new();
-    let lexical = match fts_leg(generation, query).await {
-        Ok(ids) => ids,
-        Err(e) => {
-            errors.push(format!("full-text search failed: {e}"));
-            Vec::new()
-        }
-    };
+    // The three legs are independent scans: run them concurrently.
     let query_vector = vector.filter(|_| generation.has_vectors());
-    let vectors = match query_vector {
-        Some(v) => match vector_leg(generation, v).await {
-            Ok(ids) => ids,
-            Err(e) => {
-                errors.push(format!("vector search failed: {e}"));
-                Vec::new()
+    let signature_vector = query_vector.filter(|_| !generation.signature_views.is_empty());
+    let (lexical, vectors, signatures) = futures::join!(
+        fts_leg(generation, query),
+        async {
+            match query_vector {
+                Some(v) => vector_leg(generation, v).await,
+                None => Ok(Vec::new()),
             }
         },
-        None => Vec::new(),
-    };
-    let signatures = match query_vector.filter(|_| generation.has_signature_views) {
-        Some(v) => match signature_leg(generation, v).await {
-            Ok(ids) => ids,
-            Err(e) => {
-                errors.push(format!("signature search failed: {e}"));
-                Vec::new()
-            }
+        async {
+            Ok(signature_vector
+                .map(|v| generation.signature_views.nearest(v, CANDIDATES))
+                .unwrap_or_default())
         },
-        None => Vec::new(),
+    );
+    let mut errors = Vec::new();
+    let mut candidates = |leg: &str, result: anyhow::Result<Vec<String>>| {
+        result.unwrap_or_else(|e| {
+            errors.push(format!("{leg} search failed: {e}"));
+            Vec::new()
+        })
     };
+    let lexical = candidates("full-text", lexical);
+    let vectors = candidates("vector", vectors);
+    let signatures = candidates("signature", signatures);
     let mode = if generation.has_vectors() && vector.is_some() {
         RetrievalMode::Hybrid
     } else {
@@ -441,19 +439,8 @@ async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<V
 
 /// Chunk ids nearest to the query vector (cosine).
 async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Result<Vec<String>> {
-    nearest(&generation.chunks_table, vector).await
-}
-
-/// Entity ids whose signature view is nearest to the query vector (cosine).
-async fn signature_leg(
-    generation: &LoadedGeneration,
-    vector: &[f32],
-) -> anyhow::Result<Vec<String>> {
-    nearest(&generation.entities_table, vector).await
-}
-
-async fn nearest(table: &lancedb::Table, vector: &[f32]) -> anyhow::Result<Vec<String>> {
-    let batches: Vec<RecordBatch> = table
+    let batches: Vec<RecordBatch> = generation
+        .chunks_table
         .query()
         .nearest_to(vector)?
         .distance_type(DistanceType::Cosine)

@@ -372,6 +372,22 @@ pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>
     Ok(out)
 }
 
+/// `entity id → signature-view vector` of every entity that has one (empty for generations
+/// written before signature views existed).
+pub async fn read_signature_views(
+    db: &lancedb::Connection,
+) -> anyhow::Result<HashMap<String, Vec<f32>>> {
+    let mut out = HashMap::new();
+    if !has_vector_column(&db.open_table(ENTITIES).execute().await?).await? {
+        return Ok(out);
+    }
+    for batch in read_all(db, ENTITIES, Some(&["id", "has_vector", "vector"])).await? {
+        collect_vectors(&batch, "id", &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Adds `key column → vector` for each row of `batch` that has a vector.
 fn collect_vectors(
     batch: &RecordBatch,
     hash_column: &str,
