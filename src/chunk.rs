@@ -153,6 +153,11 @@ pub fn signature_view(entity: &Entity) -> Option<String> {
     Some(format!("{}\n{}", words.join(" "), entity.signature))
 }
 
+/// The signature view with the hash of its text, which keys its vector for reuse.
+pub fn hashed_signature_view(entity: &Entity) -> Option<(String, String)> {
+    signature_view(entity).map(|view| (content_hash(&[&view]), view))
+}
+
 /// Module doc plus the import statements, as written.
 fn header_chunk(file: &ParsedFile) -> Option<Chunk> {
     let module = file.entities.first()?;

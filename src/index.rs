@@ -19,7 +19,6 @@ use crate::parse::{self, Entity, ParsedFile};
 use crate::store::manifest::{Counts, EmbeddingInfo, FileIssue, FileRecord};
 use crate::store::tables::{self, Vectors};
 use crate::store::{GenerationKind, Manifest, Staging, Store};
-use crate::text::content_hash;
 use crate::walk::{self, WalkOptions, WalkOutput};
 
 /// Test hook: the named stage fails (e.g. `KNOWCODE_FAIL_STAGE=embed`), to prove that a
@@ -351,8 +350,8 @@ async fn reusable_vectors(
 type VectorRows = Vec<Option<Vec<f32>>>;
 
 /// One vector per chunk and one per entity's signature view (None for entities without a
-/// view): reused by the hash of the embedded text, else embedded in cross-file batches. The
-/// chunk figures go to `counts`; views are counted apart in the return value.
+/// view): reused by the hash of the embedded text, else embedded in cross-file batches. Both
+/// are counted in `counts` (chunks as `embedded`/`reused`, views as `views_*`).
 fn embed_chunks_and_views(
     embedder: &mut Embedder,
     chunks: &[Chunk],
@@ -364,9 +363,7 @@ fn embed_chunks_and_views(
     let chunk_texts = chunks
         .iter()
         .map(|c| Some((c.content_hash.clone(), c.embed_text.clone())));
-    let view_texts = entities
-        .iter()
-        .map(|e| chunk::signature_view(e).map(|view| (content_hash(&[&view]), view)));
+    let view_texts = entities.iter().map(chunk::hashed_signature_view);
     let texts: Vec<Option<(String, String)>> = chunk_texts.chain(view_texts).collect();
     let mut rows: VectorRows = texts
         .iter()

@@ -28,11 +28,12 @@ const CANDIDATES: usize = 80;
 const RRF_K: f64 = 10.0;
 /// Weight of the signature-view leg relative to the chunk-vector leg: the vectors' share of
 /// the fusion is split 1 : SIGNATURE_SHARE between chunk bodies and signature views (0.7
-/// measured best of 0.4–1.5 on the benchmark).
+/// measured best of 0.5, 0.7 and 1.0 on the benchmark).
 const SIGNATURE_SHARE: f64 = 0.7;
 /// Score multiplier for definitions in tests, examples and benchmarks (`walk::is_test_path`)
 /// unless the query asks about those: they show how code is used and rarely are the code asked
-/// about (0.6 measured on the benchmark: +3.3 points of R@5 on click, +1.5 on serde_json).
+/// about (0.6 measured on the benchmark: +3.3 points of R@5 on click, +3.4 on serde_json and
+/// cobra; 0.8 gave half of that).
 const TEST_PRIOR: f64 = 0.6;
 /// Score multiplier for file headers and documentation sections.
 const PROSE_PRIOR: f64 = 0.5;

@@ -18,10 +18,10 @@ use lancedb::index::Index;
 use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
-use crate::chunk::{Chunk, signature_view};
+use crate::chunk::{Chunk, hashed_signature_view};
 use crate::graph::{Edge, EdgeKind, Resolution};
 use crate::parse::{Entity, EntityKind, Span};
-use crate::text::{code_search_text, content_hash};
+use crate::text::code_search_text;
 
 pub const ENTITIES: &str = "entities";
 pub const EDGES: &str = "edges";
@@ -92,7 +92,7 @@ fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> anyhow::Resul
         .collect();
     let view_hashes: StringArray = entities
         .iter()
-        .map(|e| signature_view(e).map(|view| content_hash(&[&view])))
+        .map(|e| hashed_signature_view(e).map(|(hash, _)| hash))
         .collect();
     let mut columns = vec![
         s(|e| &e.id),
