@@ -65,6 +65,43 @@ fn a_description_finds_the_right_function_and_an_identifier_its_definition() {
 }
 
 #[test]
+fn a_description_all_three_legs_agree_on_is_a_sufficient_minimal_answer() {
+    let repo = indexed("python");
+    let verbose = query(
+        repo.path(),
+        "round a money value to cents",
+        &["--verbosity", "verbose"],
+    );
+    let signals = &verbose["evidence"][0]["signals"];
+    assert_eq!(
+        (
+            &signals["lexical_rank"],
+            &signals["vector_rank"],
+            &signals["signature_rank"]
+        ),
+        (&Value::from(1), &Value::from(1), &Value::from(1)),
+        "{verbose}"
+    );
+    let minimal = query(repo.path(), "round a money value to cents", &[]);
+    assert!(
+        minimal["context_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("## round_cents (function"),
+        "{minimal}"
+    );
+    assert!(
+        minimal["sufficiency_score"].as_f64().unwrap() >= 0.8,
+        "the default (explain-able) minimal answer reaches the threshold: {minimal}"
+    );
+    let vague = query(repo.path(), "something about the shop", &[]);
+    assert!(
+        vague["sufficiency_score"].as_f64().unwrap() < 0.8,
+        "{vague}"
+    );
+}
+
+#[test]
 fn a_quoted_query_is_an_exact_substring_search() {
     let repo = indexed("python");
     let exact = query(

@@ -403,6 +403,7 @@ impl Service {
             "unresolved": counts.edges_unresolved,
             "chunks": counts.chunks,
             "vectors": counts.vectors,
+            "signature_views": counts.views_embedded + counts.views_reused,
             "disk_bytes": Store::at(&self.root).disk_bytes(),
         }))
     }
