@@ -296,6 +296,38 @@ fn markdown_sections_nest_by_heading_level() {
 }
 
 #[test]
+fn setext_headings_after_the_first_open_their_own_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.md"),
+        "Title\n=====\n\nintro\n\nPart A\n------\n\nalpha text\n\nPart B\n------\n\nbeta text\n\n# Other\n\nomega\n",
+    )
+    .unwrap();
+    let a = analyse_dir(dir.path());
+    for part in ["Part A", "Part B"] {
+        let section = entity(&a, &format!("notes.md::Title.{part}"));
+        assert_eq!(section.kind, EntityKind::Section);
+        assert_eq!(section.parent.as_deref(), Some("notes.md::Title"));
+    }
+    assert_eq!(entity(&a, "notes.md::Title.Part A").span.start_line, 6);
+    let own = |id: &str| {
+        a.chunks
+            .iter()
+            .find(|c| c.entity_id == id)
+            .unwrap()
+            .text
+            .clone()
+    };
+    assert!(own("notes.md::Title.Part A").contains("alpha text"));
+    assert!(!own("notes.md::Title.Part A").contains("beta text"));
+    assert!(
+        !own("notes.md::Title").contains("alpha text"),
+        "the parent stops at its subsections"
+    );
+    assert_eq!(entity(&a, "notes.md::Other").kind, EntityKind::Section);
+}
+
+#[test]
 fn class_chunks_stop_at_members_and_files_get_import_headers() {
     let a = analyse("python");
     let cart = a

@@ -173,7 +173,85 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
             });
         }
     }
+    if lang.spec.name == "markdown" {
+        setext_subsections(root, src, &mut hits.defs);
+    }
     hits
+}
+
+/// The Markdown grammar opens a `section` only for a section's first heading; later setext
+/// headings (`Title` over `---`) sit flat inside it. Each becomes a section running to the next
+/// heading of the same or a higher level (or the end of the enclosing section).
+fn setext_subsections(node: Node, src: &[u8], defs: &mut Vec<DefHit>) {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.children(&mut cursor).collect();
+    for child in &children {
+        if child.kind() == "section" {
+            setext_subsections(*child, src, defs);
+        }
+    }
+    if node.kind() != "section" {
+        return;
+    }
+    for (i, heading) in children.iter().enumerate().skip(1) {
+        let Some(level) = (heading.kind() == "setext_heading")
+            .then(|| heading_level(*heading))
+            .flatten()
+        else {
+            continue;
+        };
+        let next = children[i + 1..]
+            .iter()
+            .position(|c| heading_level(*c).is_some_and(|l| l <= level))
+            .map_or(children.len(), |offset| i + 1 + offset);
+        let last = children[next - 1];
+        let Some(content) = heading.child_by_field_name("heading_content") else {
+            continue;
+        };
+        let name = crate::text::collapse_whitespace(&node_text(content, src));
+        if name.is_empty() {
+            continue;
+        }
+        let (start, end) = (span_of(*heading), span_of(last));
+        defs.push(DefHit {
+            span: Span {
+                end_line: end.end_line,
+                end_col: end.end_col,
+                end_byte: end.end_byte,
+                ..start
+            },
+            kind: "section",
+            subkind: None,
+            signature: name.clone(),
+            name,
+            qualifier: None,
+            is_scope: false,
+            doc: None,
+            split_lines: Vec::new(),
+        });
+    }
+}
+
+/// The level of a heading, or of the heading that opens a `section` (None for other nodes).
+fn heading_level(node: Node) -> Option<u8> {
+    let heading = if node.kind() == "section" {
+        node.child(0)?
+    } else {
+        node
+    };
+    let mut cursor = heading.walk();
+    let marker = heading
+        .children(&mut cursor)
+        .find(|c| c.kind().starts_with("atx_h") || c.kind().starts_with("setext_h"))?;
+    match marker.kind() {
+        "setext_h1_underline" => Some(1),
+        "setext_h2_underline" => Some(2),
+        kind => kind
+            .strip_prefix("atx_h")?
+            .strip_suffix("_marker")?
+            .parse()
+            .ok(),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
