@@ -66,6 +66,8 @@ fn history_lists_the_commits_that_touched_an_entity() {
     )
     .unwrap();
     git(root, &["commit", "-qam", "add a helper"]);
+    git(root, &["mv", "shop/pricing.py", "shop/prices.py"]);
+    git(root, &["commit", "-qm", "rename pricing to prices"]);
     let store = root.to_str().unwrap();
 
     index_json(root, &["--no-embed"]);
@@ -82,7 +84,10 @@ fn history_lists_the_commits_that_touched_an_entity() {
         .iter()
         .map(|c| c["summary"].as_str().unwrap())
         .collect();
-    assert_eq!(summaries, ["add a helper", "initial shop"]);
+    assert_eq!(
+        summaries,
+        ["rename pricing to prices", "add a helper", "initial shop"]
+    );
     let (_, helper) = knowcode_json(&["history", "helper_added_later", "--store", store, "--json"]);
     assert_eq!(helper["commits"][0]["summary"], "add a helper", "{helper}");
     assert_eq!(helper["commits"][0]["insertions"], 4, "{helper}");

@@ -3,7 +3,8 @@
 //! per indexed file, every hunk those commits made, with its line range carried forward
 //! through later commits into the coordinates of the indexed version. `history ENTITY` then
 //! lists the commits whose hunks overlap the entity's current span, with insertions and
-//! deletions. This module reads the repository's git data and never writes to it.
+//! deletions. Renames are followed: hunks written under a file's former name count for the
+//! indexed file. This module reads the repository's git data and never writes to it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -164,6 +165,8 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
     };
     // Per file, the hunks of newer commits (newest first), to carry ranges forward.
     let mut newer: HashMap<String, Vec<Vec<Hunk>>> = HashMap::new();
+    // Older names of indexed files, learnt from renames while walking back in time.
+    let mut former_names: HashMap<String, String> = HashMap::new();
     for oid in walk.take(MAX_COMMITS) {
         let commit = repo
             .find_commit(oid.map_err(git_error)?)
@@ -182,22 +185,34 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
         if !prefix.is_empty() {
             options.pathspec(&prefix);
         }
-        let diff = repo
+        let mut diff = repo
             .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut options))
             .map_err(git_error)?;
+        diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))
+            .map_err(git_error)?;
         for delta_index in 0..diff.deltas().len() {
-            let Some(path) = diff
-                .get_delta(delta_index)
-                .and_then(|d| {
-                    d.new_file()
-                        .path()
-                        .map(|p| p.to_string_lossy().into_owned())
-                })
-                .and_then(|p| to_root_relative(&p))
-                .filter(|p| files.contains(p))
-            else {
+            let Some(delta) = diff.get_delta(delta_index) else {
                 continue;
             };
+            let root_relative = |file: git2::DiffFile| {
+                file.path()
+                    .and_then(|p| to_root_relative(&p.to_string_lossy()))
+            };
+            // The indexed file this delta wrote, under its name then.
+            let Some(path) = root_relative(delta.new_file()).and_then(|p| {
+                if files.contains(&p) {
+                    Some(p)
+                } else {
+                    former_names.get(&p).cloned()
+                }
+            }) else {
+                continue;
+            };
+            if delta.status() == git2::Delta::Renamed
+                && let Some(old) = root_relative(delta.old_file())
+            {
+                former_names.insert(old, path.clone());
+            }
             let Ok(Some(patch)) = git2::Patch::from_diff(&diff, delta_index) else {
                 continue;
             };
