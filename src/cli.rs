@@ -354,9 +354,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let retriever = retriever(&args.store)?;
             let result = async {
                 let generation = retriever.generation().await?;
-                let dir =
-                    knowcode::store::Store::at(&args.store.store).generation_dir(&generation.id);
-                knowcode::ops::history::query(&generation, &dir, args.entity.as_deref(), args.limit)
+                knowcode::ops::history::query(&generation, args.entity.as_deref(), args.limit)
             }
             .await;
             Ok(print_payload(result, args.store.json))

@@ -360,14 +360,20 @@ fn embed_chunks_and_views(
     counts: &mut Counts,
     progress: &dyn Progress,
 ) -> (VectorRows, VectorRows) {
+    let views: Vec<Option<(String, String)>> =
+        entities.iter().map(chunk::hashed_signature_view).collect();
+    // (hash, text) per row: chunks first, then views; borrowed, nothing copied.
     let chunk_texts = chunks
         .iter()
-        .map(|c| Some((c.content_hash.clone(), c.embed_text.clone())));
-    let view_texts = entities.iter().map(chunk::hashed_signature_view);
-    let texts: Vec<Option<(String, String)>> = chunk_texts.chain(view_texts).collect();
+        .map(|c| Some((c.content_hash.as_str(), c.embed_text.as_str())));
+    let view_texts = views.iter().map(|v| {
+        v.as_ref()
+            .map(|(hash, text)| (hash.as_str(), text.as_str()))
+    });
+    let texts: Vec<Option<(&str, &str)>> = chunk_texts.chain(view_texts).collect();
     let mut rows: VectorRows = texts
         .iter()
-        .map(|t| t.as_ref().and_then(|(hash, _)| reusable.get(hash).cloned()))
+        .map(|t| t.and_then(|(hash, _)| reusable.get(hash).cloned()))
         .collect();
     let pending: Vec<usize> = (0..texts.len())
         .filter(|&i| texts[i].is_some() && rows[i].is_none())
@@ -378,7 +384,7 @@ fn embed_chunks_and_views(
     progress.stage(Stage::Embed, pending.len() as u64);
     let pending_texts: Vec<&str> = pending
         .iter()
-        .filter_map(|&i| texts[i].as_ref().map(|(_, text)| text.as_str()))
+        .filter_map(|&i| texts[i].map(|(_, text)| text))
         .collect();
     let vectors = embedder.embed_all(&pending_texts, &mut |n| progress.advance(n as u64));
     for (&i, vector) in pending.iter().zip(vectors) {

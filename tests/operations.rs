@@ -49,6 +49,14 @@ fn doctor_mcp_performs_a_real_handshake() {
 
 #[test]
 fn history_lists_the_commits_that_touched_an_entity() {
+    fn summaries(history: &Value) -> Vec<&str> {
+        history["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["summary"].as_str().unwrap())
+            .collect()
+    }
     let repo = copy_fixture("python");
     let root = repo.path();
     git(root, &["init", "-q"]);
@@ -78,14 +86,8 @@ fn history_lists_the_commits_that_touched_an_entity() {
 
     index_json(root, &["--no-embed", "--temporal"]);
     let (_, recent) = knowcode_json(&["history", "--store", store, "--json"]);
-    let summaries: Vec<&str> = recent["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["summary"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        summaries,
+        summaries(&recent),
         ["rename pricing to prices", "add a helper", "initial shop"]
     );
     let (_, helper) = knowcode_json(&["history", "helper_added_later", "--store", store, "--json"]);
@@ -96,14 +98,8 @@ fn history_lists_the_commits_that_touched_an_entity() {
         "the initial commit's lines around the insertion are not the helper's: {helper}"
     );
     let (_, untouched) = knowcode_json(&["history", "round_cents", "--store", store, "--json"]);
-    let touched_by: Vec<&str> = untouched["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["summary"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        touched_by,
+        summaries(&untouched),
         ["initial shop"],
         "lines moved down by the insertion above are not attributed to it"
     );

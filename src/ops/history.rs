@@ -322,11 +322,10 @@ pub fn for_entity(history: &History, entity: &Entity, limit: usize) -> Value {
 /// one entity (a disambiguation list when the name is ambiguous).
 pub fn query(
     generation: &crate::retrieve::generation::LoadedGeneration,
-    generation_dir: &Path,
     target: Option<&str>,
     limit: usize,
 ) -> Result<Value, KnowcodeError> {
-    let history = read(generation_dir)?;
+    let history = read(&generation.dir)?;
     match target {
         None => Ok(recent(&history, limit)),
         Some(target) => match crate::retrieve::find_target(generation, target)? {

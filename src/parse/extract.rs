@@ -194,10 +194,10 @@ fn setext_subsections(node: Node, src: &[u8], defs: &mut Vec<DefHit>) {
         return;
     }
     for (i, heading) in children.iter().enumerate().skip(1) {
-        let Some(level) = (heading.kind() == "setext_heading")
-            .then(|| heading_level(*heading))
-            .flatten()
-        else {
+        if heading.kind() != "setext_heading" {
+            continue;
+        }
+        let Some(level) = heading_level(*heading) else {
             continue;
         };
         let next = children[i + 1..]

@@ -97,6 +97,8 @@ fn unit(vector: &[f32]) -> Vec<f32> {
 /// One generation, read-only.
 pub struct LoadedGeneration {
     pub id: String,
+    /// The generation's folder (its tables, manifest and reports).
+    pub dir: PathBuf,
     pub manifest: Manifest,
     pub root: PathBuf,
     pub chunks_table: lancedb::Table,
@@ -205,6 +207,7 @@ impl LoadedGeneration {
         let signature_views = SignatureViews::new(tables::read_signature_views(&db).await?);
         let mut generation = LoadedGeneration {
             id: id.to_string(),
+            dir: dir.clone(),
             root: PathBuf::from(&manifest.root),
             manifest,
             chunks_table,

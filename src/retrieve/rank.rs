@@ -188,7 +188,7 @@ pub async fn rank(
     let lexical = candidates("full-text", lexical);
     let vectors = candidates("vector", vectors);
     let signatures = candidates("signature", signatures);
-    let mode = if generation.has_vectors() && vector.is_some() {
+    let mode = if query_vector.is_some() {
         RetrievalMode::Hybrid
     } else {
         RetrievalMode::Lexical

@@ -374,9 +374,8 @@ impl Service {
             }
             _ => {
                 let generation = self.retriever.generation().await?;
-                let dir = Store::at(&self.root).generation_dir(&generation.id);
                 let target = args.string("target")?;
-                crate::ops::history::query(&generation, &dir, target.as_deref(), HISTORY_LIMIT)
+                crate::ops::history::query(&generation, target.as_deref(), HISTORY_LIMIT)
             }
         }
     }

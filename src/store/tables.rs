@@ -318,7 +318,7 @@ pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
 }
 
 /// Whether a table carries a vector column (a `full` generation).
-pub async fn has_vector_column(table: &lancedb::Table) -> anyhow::Result<bool> {
+async fn has_vector_column(table: &lancedb::Table) -> anyhow::Result<bool> {
     Ok(table.schema().await?.field_with_name("vector").is_ok())
 }
 
@@ -360,14 +360,7 @@ pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>
     let db = connect(dir).await?;
     let mut out = HashMap::new();
     for (table, hash_column) in [(CHUNKS, "content_hash"), (ENTITIES, "view_hash")] {
-        let handle = db.open_table(table).execute().await?;
-        let schema = handle.schema().await?;
-        if schema.field_with_name(hash_column).is_err() || !has_vector_column(&handle).await? {
-            continue;
-        }
-        for batch in read_all(&db, table, Some(&[hash_column, "has_vector", "vector"])).await? {
-            collect_vectors(&batch, hash_column, &mut out)?;
-        }
+        vectors_by(&db, table, hash_column, &mut out).await?;
     }
     Ok(out)
 }
@@ -378,13 +371,34 @@ pub async fn read_signature_views(
     db: &lancedb::Connection,
 ) -> anyhow::Result<HashMap<String, Vec<f32>>> {
     let mut out = HashMap::new();
-    if !has_vector_column(&db.open_table(ENTITIES).execute().await?).await? {
-        return Ok(out);
-    }
-    for batch in read_all(db, ENTITIES, Some(&["id", "has_vector", "vector"])).await? {
-        collect_vectors(&batch, "id", &mut out)?;
-    }
+    vectors_by(db, ENTITIES, "id", &mut out).await?;
     Ok(out)
+}
+
+/// Adds `key → vector` for every row of `table` that has a vector; nothing when the table
+/// lacks the vector or the key column (lexical generations, or written before that column).
+async fn vectors_by(
+    db: &lancedb::Connection,
+    table: &str,
+    key: &str,
+    out: &mut HashMap<String, Vec<f32>>,
+) -> anyhow::Result<()> {
+    let handle = db.open_table(table).execute().await?;
+    let schema = handle.schema().await?;
+    if schema.field_with_name(key).is_err() || schema.field_with_name("vector").is_err() {
+        return Ok(());
+    }
+    let batches: Vec<RecordBatch> = handle
+        .query()
+        .select(Select::columns(&[key, "has_vector", "vector"]))
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    for batch in &batches {
+        collect_vectors(batch, key, out)?;
+    }
+    Ok(())
 }
 
 /// Adds `key column → vector` for each row of `batch` that has a vector.
@@ -409,10 +423,31 @@ fn collect_vectors(
     Ok(())
 }
 
+/// The entity columns `read_entities` decodes (not the search text, view hash or vector).
+const ENTITY_COLUMNS: &[&str] = &[
+    "id",
+    "parent",
+    "kind",
+    "subkind",
+    "name",
+    "qualified_name",
+    "language",
+    "path",
+    "start_line",
+    "start_col",
+    "end_line",
+    "end_col",
+    "start_byte",
+    "end_byte",
+    "signature",
+    "doc",
+    "content_hash",
+];
+
 /// Every entity of a generation.
 pub async fn read_entities(db: &lancedb::Connection) -> anyhow::Result<Vec<Entity>> {
     let mut out = Vec::new();
-    for batch in read_all(db, ENTITIES, None).await? {
+    for batch in read_all(db, ENTITIES, Some(ENTITY_COLUMNS)).await? {
         let s = |name| col::<StringArray>(&batch, name);
         let n = |name| col::<UInt32Array>(&batch, name);
         let b = |name| col::<UInt64Array>(&batch, name);
