@@ -35,6 +35,77 @@ const QUESTIONS: &[&str] = &[
     "how does the parser handle repetition operators",
 ];
 
+/// A bug report of about 400 words, shaped like the ones agents bring: prose, the user's own
+/// code, a panic message with locations, and what was expected.
+const LONG_QUESTION: &str = r##"Deserializing a large map with duplicate keys panics instead of returning an error
+
+**Describe the bug**
+We read configuration files written by another team into a `HashMap<String, Value>` with
+serde_json. Since we upgraded, a file that contains the same key twice makes the whole service
+panic instead of returning an error that we could report to the user. The same file was
+accepted (last value wins) by the previous version, and the documentation of `from_str` says
+that malformed input gives an `Error` with its line and column, not a panic.
+
+```rust
+use std::collections::HashMap;
+use serde_json::Value;
+
+struct Loader {
+    cache: HashMap<String, Value>,
+}
+
+impl Loader {
+    fn new() -> Self {
+        Loader { cache: HashMap::new() }
+    }
+
+    fn load(&mut self, name: &str, text: &str) -> Result<(), String> {
+        let parsed: HashMap<String, Value> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        for (key, value) in parsed {
+            self.cache.insert(format!("{name}.{key}"), value);
+        }
+        Ok(())
+    }
+}
+
+fn main() {
+    let mut loader = Loader::new();
+    loader.load("a", r#"{"x": 1, "x": 2}"#).unwrap();
+}
+```
+
+Output:
+
+```
+thread 'main' panicked at src/de.rs:2092:9:
+called `Option::unwrap()` on a `None` value
+stack backtrace:
+   0: serde_json::de::Deserializer<R>::parse_object_colon
+             at src/de.rs:1974:13
+   1: serde_json::de::MapAccess::next_key_seed
+             at src/de.rs:1990:21
+   2: serde_json::value::de::visit_object
+             at src/value/de.rs:560:9
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace.
+```
+
+**Expected behavior**
+Either the last value wins, as before, or `from_str` returns an error that says which key was
+duplicated and where, so that we can show it to whoever wrote the file. A panic takes the whole
+service down, and we cannot catch it reliably in the request handler.
+
+**What we tried**
+Parsing into `Value` first and converting afterwards works, but it doubles the memory of large
+files, and some of them are hundreds of megabytes. Wrapping the call in `catch_unwind` hides the
+problem but leaves us without a useful message. We also looked at `deserialize_map` and the
+`MapAccess` implementation, and it looks like the key is consumed before the colon is checked,
+but we are not sure whether the escape handling of `parse_str` plays a part when the key holds
+an escaped quote. Any pointer to where the map keys are read would help us write a fix.
+
+**Versions**
+serde_json 1.0, serde 1.0, rustc 1.80 on Linux x86_64.
+"##;
+
 fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
@@ -100,6 +171,25 @@ fn warm_query_latency(c: &mut Criterion) {
         percentile(&samples, 0.99),
         samples[samples.len() - 1]
     );
+    let mut long: Vec<f64> = (0..40)
+        .map(|_| query_ms(&runtime, &retriever, LONG_QUESTION))
+        .collect();
+    long.sort_by(f64::total_cmp);
+    eprintln!(
+        "warm query, a {}-word bug report ({} samples): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        LONG_QUESTION.split_whitespace().count(),
+        long.len(),
+        percentile(&long, 0.5),
+        percentile(&long, 0.95),
+        long[long.len() - 1]
+    );
+    c.bench_function("query_long_report_warm", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(retriever.query(&QueryRequest::new(LONG_QUESTION)))
+                .expect("query")
+        })
+    });
     let mut next = 0;
     c.bench_function("query_default_warm", |b| {
         b.iter(|| {
@@ -138,6 +228,35 @@ fn evaluation_sets() -> Vec<(PathBuf, Vec<String>)> {
     sets
 }
 
+/// `(repository store, questions)` of the issue benchmark (`run_issues.py`), when it has run:
+/// each repository's store holds its last tree, which is close enough for payload sizes.
+fn issue_sets() -> Vec<(PathBuf, Vec<String>)> {
+    let tasks = std::env::var_os("KNOWCODE_ISSUE_TASKS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/issues/tasks.jsonl"),
+        PathBuf::from,
+    );
+    let stores = std::env::var_os("KNOWCODE_EVAL_CACHE")
+        .map_or_else(|| home().join(".cache/knowcode-eval"), PathBuf::from)
+        .join("issues/stores");
+    let Ok(text) = std::fs::read_to_string(tasks) else {
+        return Vec::new();
+    };
+    let mut sets: std::collections::BTreeMap<PathBuf, Vec<String>> = Default::default();
+    for task in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    {
+        let (Some(repo), Some(query)) = (task["repo"].as_str(), task["query"].as_str()) else {
+            continue;
+        };
+        let store = stores.join(repo.replace('/', "+"));
+        if store.is_dir() {
+            sets.entry(store).or_default().push(query.to_string());
+        }
+    }
+    sets.into_iter().collect()
+}
+
 fn payload_sizes(_: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let mut sets = evaluation_sets();
@@ -145,8 +264,20 @@ fn payload_sizes(_: &mut Criterion) {
         let store = bench_store(&runtime);
         sets.push((store, QUESTIONS.iter().map(|q| q.to_string()).collect()));
     }
+    print_payload_sizes(&runtime, "docstring questions", &sets);
+    let issues = issue_sets();
+    if !issues.is_empty() {
+        print_payload_sizes(&runtime, "bug reports and change descriptions", &issues);
+    }
+}
+
+fn print_payload_sizes(
+    runtime: &tokio::runtime::Runtime,
+    label: &str,
+    sets: &[(PathBuf, Vec<String>)],
+) {
     let mut sizes = Vec::new();
-    for (store, questions) in &sets {
+    for (store, questions) in sets {
         let retriever = Retriever::new(store.clone(), Config::load(store).expect("config"));
         for question in questions {
             let payload = runtime
@@ -157,7 +288,7 @@ fn payload_sizes(_: &mut Criterion) {
     }
     sizes.sort_by(f64::total_cmp);
     eprintln!(
-        "default query payload bytes over {} questions in {} corpora: min {:.0}, p25 {:.0}, median {:.0}, p75 {:.0}, p95 {:.0}, max {:.0}",
+        "default query payload bytes, {label}, over {} questions in {} corpora: min {:.0}, p25 {:.0}, median {:.0}, p75 {:.0}, p95 {:.0}, max {:.0}",
         sizes.len(),
         sets.len(),
         sizes[0],

@@ -65,6 +65,45 @@ pub fn code_search_text(text: &str) -> String {
     out
 }
 
+/// English and code words too common to tell files apart in a long question.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was", "were", "be",
+    "been", "it", "this", "that", "with", "as", "at", "by", "from", "not", "no", "but", "if",
+    "then", "else", "when", "while", "do", "does", "did", "have", "has", "had", "can", "could",
+    "should", "would", "will", "we", "you", "he", "she", "they", "them", "my", "our", "your",
+    "its", "there", "here", "so", "such", "than", "too", "very", "just", "also", "into", "out",
+    "up", "down", "over", "under", "about", "after", "before", "all", "any", "both", "each", "few",
+    "more", "most", "other", "some", "own", "same", "only", "what", "which", "who", "why", "how",
+    "self", "none", "true", "false", "return", "def", "class", "import", "pass", "fn", "let",
+    "var", "const", "pub", "use", "new", "me",
+];
+
+/// The words a text is searched by: every identifier lower-cased whole and, when compound, as
+/// its parts; one-letter words, digits-only words and stop words dropped. The in-memory file
+/// index and the questions it answers share this tokenizer.
+pub fn search_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if word.is_empty() {
+            continue;
+        }
+        let whole = word.to_lowercase();
+        let parts = split_identifier(word);
+        let compound = parts.len() > 1;
+        if keeps(&whole) {
+            out.push(whole);
+        }
+        if compound {
+            out.extend(parts.into_iter().filter(|p| keeps(p)));
+        }
+    }
+    out
+}
+
+fn keeps(word: &str) -> bool {
+    word.len() > 1 && !word.bytes().all(|b| b.is_ascii_digit()) && !STOP_WORDS.contains(&word)
+}
+
 /// Collapses runs of whitespace to one space and trims.
 pub fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -98,6 +137,24 @@ mod tests {
         let text = code_search_text("fn getUserName() { getUserName() }");
         assert!(text.ends_with("\nget user name"));
         assert_eq!(text.matches("get user name").count(), 1);
+    }
+
+    #[test]
+    fn search_words_keep_identifiers_whole_and_split_without_stop_words() {
+        assert_eq!(
+            search_words("The golden_sect_DataFrame fails in tools.py"),
+            [
+                "golden_sect_dataframe",
+                "golden",
+                "sect",
+                "data",
+                "frame",
+                "fails",
+                "tools",
+                "py"
+            ]
+        );
+        assert!(search_words("a 42 of x").is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@ Usage: mcp_client.py KNOWCODE_BIN REPO_DIR   (exit 0 = every check passed; print
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -85,6 +86,22 @@ async def main():
             assert set(answer) >= {"context_text", "sufficiency_score", "total_tokens", "freshness"}, answer
             assert "apply_discount" in answer["context_text"], answer
             assert answer["total_tokens"] <= 1500
+            # Every query answer points further: up to 4 `path:line qualified_name` lines, other
+            # files first, at every verbosity.
+            assert 1 <= len(answer["also"]) <= 4, answer
+            assert all(re.fullmatch(r"[\w./-]+:\d+ [\w.]+", p) for p in answer["also"]), answer
+            assert answer["also"][0].startswith("shop/cart.py:"), answer
+            for verbosity in ["standard", "verbose", "diagnostic"]:
+                richer = await ok(session, "knowcode_retrieve", action="query",
+                                  query="apply a percentage discount to an amount", verbosity=verbosity)
+                assert richer["also"] == answer["also"], (verbosity, richer)
+            report = await ok(session, "knowcode_retrieve", action="query", query=(
+                "checkout fails\n```\nTraceback (most recent call last):\n"
+                '  File "/site-packages/shop/cart.py", line 31, in total\n'
+                '  File "/site-packages/shop/pricing.py", line 7, in apply_discount\n'
+                "ValueError: percent out of range\n```\n"), verbosity="standard")
+            assert report["entities"][0] == "shop/pricing.py::apply_discount", report
+            assert any(p.startswith("shop/cart.py:") for p in report["also"]), report
             found = await ok(session, "knowcode_retrieve", action="search", query="round_cents")
             assert found["results"][0]["id"] == "shop/pricing.py::round_cents", found
             context = await ok(session, "knowcode_retrieve", action="context", target="Cart.total")

@@ -128,13 +128,14 @@ fn minimal_is_summary_first_and_each_verbosity_adds_its_fields() {
         .keys()
         .map(|k| k.as_str())
         .collect();
-    assert_eq!(keys.len(), 5, "{keys:?}");
+    assert_eq!(keys.len(), 6, "{keys:?}");
     for key in [
         "context_text",
         "sufficiency_score",
         "total_tokens",
         "freshness",
         "reduction_summary",
+        "also",
     ] {
         assert!(minimal.get(key).is_some(), "minimal lacks {key}");
     }
@@ -495,4 +496,108 @@ fn semantic_search_batch_prints_one_contract_line_per_query() {
             assert!(hit.get(key).is_some(), "hit lacks {key}");
         }
     }
+}
+
+/// A bug report shaped like the ones agents bring: prose, the user's own code (which defines
+/// its own `__init__` and `add`, and calls the package's `Cart`), a traceback through
+/// site-packages, and the error message.
+const BUG_REPORT: &str = r#"Checkout crashes when a discount above 100 percent is configured
+
+I wrap the cart in my own basket class and the checkout fails:
+
+```python
+from shop.cart import Cart, Item, checkout
+
+class Basket:
+    def __init__(self):
+        self.cart = Cart()
+
+    def add(self, name, price):
+        self.cart.add(Item(name, price))
+
+basket = Basket()
+basket.add("tea", 3.5)
+print(checkout(basket.cart))
+```
+
+```
+Traceback (most recent call last):
+  File "/home/me/app/basket.py", line 12, in <module>
+    print(checkout(basket.cart))
+  File "/usr/lib/python3/site-packages/shop/cart.py", line 40, in checkout
+    return cart.total()
+  File "/usr/lib/python3/site-packages/shop/cart.py", line 31, in total
+    return round_cents(apply_discount(raw, discount))
+  File "/usr/lib/python3/site-packages/shop/pricing.py", line 7, in apply_discount
+    raise ValueError("percent out of range")
+ValueError: percent out of range
+```
+"#;
+
+fn also_files(payload: &Value) -> Vec<String> {
+    payload["also"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| p.as_str().unwrap().split(':').next().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_bug_report_is_answered_from_its_innermost_frame_not_from_the_users_own_names() {
+    let repo = indexed("python");
+    let answer = query(repo.path(), BUG_REPORT, &["--verbosity", "verbose"]);
+    assert_eq!(
+        first_entity(&answer),
+        "shop/pricing.py::apply_discount",
+        "{answer}"
+    );
+    let top = &answer["evidence"][0]["signals"];
+    assert_eq!(top["frame"], true, "{answer}");
+    assert_eq!(top["message"], true, "{answer}");
+    // The user's `__init__` and `add` name nothing of the package: they must not lead.
+    for evidence in answer["evidence"].as_array().unwrap().iter().take(2) {
+        let id = evidence["entity_id"].as_str().unwrap();
+        assert!(
+            !id.ends_with("__init__") && !id.ends_with(".add"),
+            "{answer}"
+        );
+    }
+    assert_eq!(answer["files"][0]["path"], "shop/pricing.py", "{answer}");
+    assert!(
+        also_files(&answer).contains(&"shop/cart.py".to_string()),
+        "{answer}"
+    );
+}
+
+#[test]
+fn the_lexical_plane_reads_the_report_too_and_every_query_answer_points_further() {
+    let repo = copy_fixture("python");
+    index_json(repo.path(), &["--no-embed"]);
+    let answer = query(repo.path(), BUG_REPORT, &[]);
+    let minimal_keys: Vec<&str> = answer
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert!(minimal_keys.contains(&"also"), "{answer}");
+    let pointers = answer["also"].as_array().unwrap();
+    assert!((1..=4).contains(&pointers.len()), "{answer}");
+    let shape = regex::Regex::new(r"^[\w./-]+:\d+ [\w.]+$").unwrap();
+    for pointer in pointers {
+        assert!(shape.is_match(pointer.as_str().unwrap()), "{pointer}");
+    }
+    assert!(
+        answer["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("apply_discount"),
+        "{answer}"
+    );
+    // The pointers are inside the budget.
+    let tight = query(repo.path(), BUG_REPORT, &["--max-tokens", "120"]);
+    assert!(tight["total_tokens"].as_u64().unwrap() <= 120, "{tight}");
 }

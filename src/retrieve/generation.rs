@@ -12,6 +12,7 @@ use arrow_array::{Array, StringArray, UInt32Array};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
+use super::files::FileIndex;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::{Entity, EntityKind};
@@ -104,6 +105,8 @@ pub struct LoadedGeneration {
     pub chunks_table: lancedb::Table,
     /// Signature-view vectors, held in memory (empty in lexical and older generations).
     pub signature_views: SignatureViews,
+    /// Whole-file term statistics for the file-evidence leg.
+    pub files: FileIndex,
     pub entities: Vec<Entity>,
     pub edges: Vec<Edge>,
     pub chunks: Vec<ChunkRow>,
@@ -212,6 +215,7 @@ impl LoadedGeneration {
             manifest,
             chunks_table,
             signature_views,
+            files: FileIndex::build(&chunks),
             entities,
             edges,
             chunks,

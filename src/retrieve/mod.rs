@@ -4,9 +4,11 @@
 //! freshness of the generation it came from. Retrieval never builds and never writes.
 
 pub mod context;
+pub mod files;
 pub mod freshness;
 pub mod generation;
 pub mod profile;
+pub mod question;
 pub mod rank;
 pub mod resolve;
 pub mod sufficiency;
@@ -21,6 +23,7 @@ use serde_json::{Value, json};
 use self::context::Bundle;
 use self::generation::{GenerationCache, LoadedGeneration};
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
+use self::question::Question;
 use self::rank::{Ranking, RetrievalMode};
 use self::resolve::Resolved;
 use crate::config::Config;
@@ -139,13 +142,15 @@ impl Retriever {
     }
 
     async fn ranked(&self, generation: &LoadedGeneration, query: &str, limit: usize) -> Ranking {
-        let (vector, vector_error) = match self.query_vector(generation, query) {
+        let question = Question::read(query);
+        let (vector, vector_error) = match self.query_vector(generation, question.embedding_text())
+        {
             Ok(v) => (v, None),
             Err(e) => (None, Some(e)),
         };
         let mut ranking = rank::rank(
             generation,
-            query,
+            &question,
             vector.as_deref(),
             self.config.config.hybrid_alpha,
             limit,
@@ -174,11 +179,22 @@ impl Retriever {
         };
         let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
         let ranking = self
-            .ranked(&generation, &request.query, request.limit_entities.max(10))
+            .ranked(&generation, &request.query, RANKED_CANDIDATES)
             .await;
+        let also = also_pointers(
+            &generation,
+            &ranking,
+            request.limit_entities,
+            request.max_tokens,
+        );
+        let also_tokens = if also.is_empty() {
+            0
+        } else {
+            tokens::count(&also.join("\n"))
+        };
         let mut bundles = Vec::new();
-        let mut remaining = request.max_tokens;
-        let per_entity = entity_budget(request.max_tokens, request.limit_entities);
+        let mut remaining = request.max_tokens - also_tokens;
+        let per_entity = entity_budget(remaining, request.limit_entities);
         for hit in ranking.hits.iter().take(request.limit_entities) {
             let Some(entity) = generation.entity(&hit.entity_id) else {
                 continue;
@@ -209,6 +225,7 @@ impl Retriever {
             bundles: &bundles,
             confidence,
             ranking: Some(&ranking),
+            also: &also,
         }
         .payload(
             request.max_tokens,
@@ -294,6 +311,7 @@ impl Retriever {
             bundles: &bundles,
             confidence: 1.0,
             ranking: None,
+            also: &[],
         };
         Ok(answer.payload(max_tokens, task, 1.0, target, 1))
     }
@@ -613,6 +631,8 @@ struct Answer<'a> {
     bundles: &'a [Bundle],
     confidence: f64,
     ranking: Option<&'a Ranking>,
+    /// `path:line qualified_name` of the next candidates (query only).
+    also: &'a [String],
 }
 
 impl Answer<'_> {
@@ -630,11 +650,16 @@ impl Answer<'_> {
             .map(|b| b.text.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
-        let mut total_tokens = tokens::count(&context_text);
-        if total_tokens > max_tokens {
-            context_text = tokens::fit_chars(&context_text, max_tokens);
-            total_tokens = tokens::count(&context_text);
+        let also_tokens = if self.also.is_empty() {
+            0
+        } else {
+            tokens::count(&self.also.join("\n"))
+        };
+        let context_budget = max_tokens.saturating_sub(also_tokens);
+        if tokens::count(&context_text) > context_budget {
+            context_text = tokens::fit_chars(&context_text, context_budget);
         }
+        let total_tokens = tokens::count(&context_text) + also_tokens;
         let sufficiency = sufficiency::score(
             if self.bundles.is_empty() {
                 0.0
@@ -663,6 +688,9 @@ impl Answer<'_> {
                     if self.bundles.len() == 1 { "y" } else { "ies" }
                 )
             });
+        }
+        if !self.also.is_empty() {
+            payload["also"] = json!(self.also);
         }
         let mut errors: Vec<String> = self.ranking.map(|r| r.errors.clone()).unwrap_or_default();
         if self.generation.manifest.kind == crate::store::GenerationKind::Lexical {
@@ -698,6 +726,15 @@ impl Answer<'_> {
                     })
                     .collect();
             payload["evidence"] = json!(evidence);
+            let files: Vec<Value> = ranking
+                .files
+                .iter()
+                .take(EVIDENCE_FILES)
+                .map(|f| json!({"path": f.path, "score": (f.score * 10_000.0).round() / 10_000.0}))
+                .collect();
+            if !files.is_empty() {
+                payload["files"] = json!(files);
+            }
         }
         if self.profile.diagnostics() {
             payload["diagnostics"] = json!({
@@ -712,6 +749,56 @@ impl Answer<'_> {
         }
         payload
     }
+}
+
+/// Hits ranked per query: enough for the packed entities and `also` pointers in other files.
+const RANKED_CANDIDATES: usize = 40;
+/// Next candidates listed in a `query` answer's `also` field.
+pub const ALSO_POINTERS: usize = 4;
+/// Ranked files listed with the evidence (verbose and up).
+const EVIDENCE_FILES: usize = 5;
+
+/// The next candidates after the packed entities, as `path:line qualified_name`: first one per
+/// file not shown yet (an agent whose first hit is in the wrong file gets other places to
+/// look), then further entities of files already shown. They take at most a quarter of the
+/// budget.
+fn also_pointers(
+    generation: &LoadedGeneration,
+    ranking: &Ranking,
+    packed: usize,
+    max_tokens: usize,
+) -> Vec<String> {
+    let entities: Vec<&crate::parse::Entity> = ranking
+        .hits
+        .iter()
+        .filter_map(|h| generation.entity(&h.entity_id))
+        .collect();
+    let (shown, rest) = entities.split_at(packed.min(entities.len()));
+    let mut files: Vec<&str> = shown.iter().map(|e| e.path.as_str()).collect();
+    let mut chosen: Vec<&crate::parse::Entity> = Vec::new();
+    for entity in rest {
+        if chosen.len() < ALSO_POINTERS && !files.contains(&entity.path.as_str()) {
+            files.push(&entity.path);
+            chosen.push(entity);
+        }
+    }
+    for entity in rest {
+        if chosen.len() < ALSO_POINTERS && !chosen.iter().any(|c| c.id == entity.id) {
+            chosen.push(entity);
+        }
+    }
+    let mut pointers: Vec<String> = Vec::new();
+    for entity in chosen {
+        pointers.push(format!(
+            "{}:{} {}",
+            entity.path, entity.span.start_line, entity.qualified_name
+        ));
+        if tokens::count(&pointers.join("\n")) > max_tokens / 4 {
+            pointers.pop();
+            break;
+        }
+    }
+    pointers
 }
 
 /// Nodes listed in an `impact` payload (the count covers all of them).

@@ -1,10 +1,12 @@
 //! Hybrid ranking: full-text (LanceDB FTS over the code-aware column), vectors (cosine over
-//! chunk embeddings and over each definition's signature view) and structural signals (a
-//! definition's own name matching the query, and the call-graph neighbours of strong hits),
-//! fused with weighted reciprocal-rank fusion, then scaled by priors on the kind (prose) and
-//! the place (tests) of a hit.
-//! Identifier-shaped queries lean lexical, descriptions rely on vectors relatively more; a
-//! query in double quotes is an exact substring search. Results are deterministic (ties broken by id).
+//! chunk embeddings and over each definition's signature view) and structural signals read off
+//! the question (definitions it names, traceback frames and paths, error messages found
+//! verbatim, call-graph neighbours), fused with weighted reciprocal-rank fusion. Evidence is
+//! then pooled per file (a whole-file BM25 leg, frames and paths, and the file's strongest
+//! entities) into a file prior, and hits are scaled by priors on the kind (prose) and the place
+//! (tests). Identifier-shaped queries lean lexical, descriptions rely on vectors relatively
+//! more; a query in double quotes is an exact substring search. Results are deterministic
+//! (ties broken by id). This module ranks; it never packs or shapes a payload.
 
 use std::collections::HashMap;
 
@@ -16,9 +18,11 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use serde::Serialize;
 
 use super::generation::LoadedGeneration;
+use super::question::{Origin, Question, message_fragments};
+pub use super::question::{QueryShape, query_shape};
 use crate::graph::EdgeKind;
-use crate::parse::EntityKind;
-use crate::text::{code_search_text, split_identifier};
+use crate::parse::{Entity, EntityKind};
+use crate::text::{code_search_text, search_words, split_identifier};
 use crate::walk::is_test_path;
 
 /// Candidates fetched per leg.
@@ -43,6 +47,13 @@ const NAME_WEIGHT: f64 = 1.2;
 /// candidates: a tie-breaker (larger shares reordered ranks and lowered recall on the benchmark).
 const GRAPH_SHARE: f64 = 0.01;
 
+fn tune(name: &str, default: f64) -> f64 {
+    std::env::var(format!("KNOWCODE_TUNE_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// How a query was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,8 +74,17 @@ pub struct Evidence {
     pub signature_rank: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub name_match: bool,
+    /// A traceback frame or `path:line` of the question lies in this entity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub frame: bool,
+    /// An error message or quoted output of the question is written in this entity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub message: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub graph_neighbour: bool,
+    /// Rank of the entity's file in the pooled file evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_rank: Option<u32>,
 }
 
 /// One ranked entity with its best chunk.
@@ -77,49 +97,25 @@ pub struct Hit {
     pub evidence: Evidence,
 }
 
+/// A file with its pooled evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedFile {
+    pub path: String,
+    pub score: f64,
+}
+
 /// The ranked answer plus how it was produced.
 #[derive(Debug, Clone)]
 pub struct Ranking {
     pub hits: Vec<Hit>,
+    /// Files by pooled evidence, best first (empty for exact searches).
+    pub files: Vec<RankedFile>,
     pub mode: RetrievalMode,
     /// Weight the lexical leg got for this query.
     pub lexical_weight: f64,
     pub shape: QueryShape,
     /// Problems with one leg that did not stop the others.
     pub errors: Vec<String>,
-}
-
-/// The shape of a query, deciding how much to trust each leg.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryShape {
-    Identifier,
-    Mixed,
-    Description,
-}
-
-fn looks_like_identifier(word: &str) -> bool {
-    let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
-    word.contains('_')
-        || word.contains("::")
-        || word.contains('.')
-        || split_identifier(word).len() > 1
-}
-
-pub fn query_shape(query: &str) -> QueryShape {
-    let words: Vec<&str> = query
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let identifier_like = |w: &str| looks_like_identifier(w) || w.contains('(');
-    match words.len() {
-        0 => QueryShape::Mixed,
-        1 | 2 if words.iter().any(|w| identifier_like(w)) || words.len() == 1 => {
-            QueryShape::Identifier
-        }
-        n if n >= 4 && !words.iter().any(|w| identifier_like(w)) => QueryShape::Description,
-        _ => QueryShape::Mixed,
-    }
 }
 
 /// Lexical weight for a query given the configured `hybrid_alpha`: identifiers lean
@@ -134,30 +130,16 @@ pub fn lexical_weight(shape: QueryShape, alpha: f64) -> f64 {
     }
 }
 
-/// Identifier-like words of a query (for definition-name matching).
-fn query_identifiers(query: &str) -> Vec<String> {
-    let shape = query_shape(query);
-    if shape == QueryShape::Description {
-        return Vec::new();
-    }
-    query
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
-        .filter(|w| shape == QueryShape::Identifier || looks_like_identifier(w))
-        .flat_map(|w| w.split("::").flat_map(|p| p.split('.')))
-        .filter(|w| w.len() >= 3)
-        .map(str::to_string)
-        .collect()
-}
-
-/// Ranks entities for a query. `vector` is the embedded query (None on a lexical generation).
+/// Ranks entities for a question. `vector` is the embedded question (None on a lexical
+/// generation).
 pub async fn rank(
     generation: &LoadedGeneration,
-    query: &str,
+    question: &Question,
     vector: Option<&[f32]>,
     alpha: f64,
     limit: usize,
 ) -> Ranking {
-    let trimmed = query.trim();
+    let trimmed = question.text.trim();
     if trimmed.len() > 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
         return exact(generation, &trimmed[1..trimmed.len() - 1], limit);
     }
@@ -165,7 +147,7 @@ pub async fn rank(
     let query_vector = vector.filter(|_| generation.has_vectors());
     let signature_vector = query_vector.filter(|_| !generation.signature_views.is_empty());
     let (lexical, vectors, signatures) = futures::join!(
-        fts_leg(generation, query),
+        fts_leg(generation, &question.text),
         async {
             match query_vector {
                 Some(v) => vector_leg(generation, v).await,
@@ -194,7 +176,7 @@ pub async fn rank(
         RetrievalMode::Lexical
     };
     let w_lex = if mode == RetrievalMode::Hybrid {
-        lexical_weight(query_shape(query), alpha)
+        lexical_weight(question.shape, alpha)
     } else {
         1.0
     };
@@ -232,10 +214,12 @@ pub async fn rank(
         w_sig,
         |e, r| e.signature_rank = Some(r),
     );
-    add_name_matches(generation, &mut fused, query);
+    let about_tests = asks_about_tests(&question.text);
+    add_name_matches(generation, &mut fused, question, about_tests);
+    let frame_files = add_frames(generation, &mut fused, question);
+    add_messages(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
     let mut hits: Vec<Hit> = fused.into_values().collect();
-    let about_tests = asks_about_tests(query);
     for hit in &mut hits {
         let chunk = &generation.chunks[hit.chunk];
         let test_prior = if !about_tests && is_test_path(&chunk.path) {
@@ -245,6 +229,7 @@ pub async fn rank(
         };
         hit.score *= kind_prior(chunk.kind) * test_prior;
     }
+    let files = pool_files(generation, question, &mut hits, frame_files, about_tests);
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -253,9 +238,10 @@ pub async fn rank(
     hits.truncate(limit);
     Ranking {
         hits,
+        files,
         mode,
         lexical_weight: w_lex,
-        shape: query_shape(query),
+        shape: question.shape,
         errors,
     }
 }
@@ -302,20 +288,47 @@ fn credit<'a>(
     hit
 }
 
-/// Definitions whose own name (or qualified-name tail) is written in the query.
-fn add_name_matches(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>, query: &str) {
-    let mut rank = 0u32;
-    for word in query_identifiers(query) {
-        let mut matches: Vec<_> = generation
-            .entities_named(&word)
-            .filter(|e| !e.kind.is_file_level())
+/// Definitions whose own name the question writes. A name is worth less when the question's
+/// own code defines it (the user's `__init__`, their class `PV`), when it was only written in
+/// the question's code, and when many definitions share it; only definitions outside tests
+/// count unless the question is about tests.
+fn add_name_matches(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+    about_tests: bool,
+) {
+    let code_share = tune("CODE", 0.5);
+    let here_share = tune("HERE", 0.2);
+    let spread = tune("SPREAD", 0.5);
+    let mut weighted: Vec<(f64, usize, Vec<&Entity>)> = Vec::new();
+    for (order, name) in question.names.iter().enumerate() {
+        let mut definitions: Vec<&Entity> = generation
+            .entities_named(&name.text)
+            .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
             .collect();
-        matches.sort_by(|a, b| {
+        if definitions.is_empty() {
+            continue;
+        }
+        definitions.sort_by(|a, b| {
             kind_priority(a.kind)
                 .cmp(&kind_priority(b.kind))
                 .then(a.id.cmp(&b.id))
         });
-        for entity in matches.into_iter().take(5) {
+        let mut weight = match name.origin {
+            Origin::Frame | Origin::Prose => 1.0,
+            Origin::Code => code_share,
+        };
+        if question.defined_here.contains(&name.text) {
+            weight *= here_share;
+        }
+        weight /= (definitions.len() as f64).powf(spread);
+        weighted.push((weight, order, definitions));
+    }
+    weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut rank = 0u32;
+    for (weight, _, definitions) in weighted {
+        for entity in definitions.into_iter().take(5) {
             let Some(index) = generation.first_chunk_index(&entity.id) else {
                 continue;
             };
@@ -324,11 +337,223 @@ fn add_name_matches(generation: &LoadedGeneration, fused: &mut HashMap<String, H
                 fused,
                 &entity.id,
                 index,
-                NAME_WEIGHT / (RRF_K + rank as f64),
+                NAME_WEIGHT * weight / (RRF_K + rank as f64),
             );
             hit.evidence.name_match = true;
         }
     }
+}
+
+/// The indexed file a written path names: the longest match on whole trailing path
+/// components (a bare file name only when one file has it).
+fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
+    let written = written.replace('\\', "/");
+    let components: Vec<&str> = written
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let matches_tail = |path: &str, take: usize| {
+        let tail = components[components.len() - take..].join("/");
+        path == tail || path.ends_with(&format!("/{tail}"))
+    };
+    let files = generation.files.paths();
+    for take in (1..=components.len()).rev() {
+        let found: Vec<&String> = files.iter().filter(|p| matches_tail(p, take)).collect();
+        match found.len() {
+            0 => continue,
+            1 => return Some(found[0].as_str()),
+            _ if take > 1 => return Some(found.iter().min_by_key(|p| p.len())?.as_str()),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Traceback frames and written paths that lie in the index: the entity a frame is in gets
+/// credit (innermost frames first), and every file named this way gets file evidence.
+fn add_frames(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+) -> HashMap<String, f64> {
+    let frame_weight = tune("FRAME", 1.5);
+    let path_file = tune("PATHFILE", 1.0);
+    let mut files: HashMap<String, f64> = HashMap::new();
+    let mut rank = 0i32;
+    for frame in question.frames.iter().rev() {
+        let Some(path) = resolve_path(generation, &frame.path) else {
+            continue;
+        };
+        rank += 1;
+        // The innermost frame is where the failure surfaced; each frame further out counts half.
+        let decay = 0.5f64.powi(rank - 1);
+        *files.entry(path.to_string()).or_default() += decay * path_file / (RRF_K + 1.0);
+        let candidates: Vec<&Entity> = generation
+            .entities
+            .iter()
+            .filter(|e| e.path == path && !e.kind.is_file_level())
+            .collect();
+        let entity = candidates
+            .iter()
+            .find(|e| frame.function.as_deref() == Some(e.name.as_str()))
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .filter(|e| e.span.start_line <= frame.line && frame.line <= e.span.end_line)
+                    .min_by_key(|e| e.span.end_line - e.span.start_line)
+            });
+        if let Some(entity) = entity
+            && let Some(index) = generation.first_chunk_index(&entity.id)
+        {
+            let hit = credit(
+                fused,
+                &entity.id,
+                index,
+                decay * frame_weight / (RRF_K + 1.0),
+            );
+            hit.evidence.frame = true;
+        }
+    }
+    for (i, written) in question.paths.iter().enumerate() {
+        let resolved = resolve_path(generation, written).or_else(|| {
+            // a dotted module path: `a/b` is `a/b.py`, `a/b/__init__.py`, `a/b.rs`, …
+            generation
+                .files
+                .paths()
+                .iter()
+                .find(|p| {
+                    let stem = p.rsplit_once('.').map_or(p.as_str(), |(s, _)| s);
+                    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+                    stem == written || stem.ends_with(&format!("/{written}"))
+                })
+                .map(String::as_str)
+        });
+        if let Some(path) = resolved {
+            *files.entry(path.to_string()).or_default() += path_file / (RRF_K + (i + 1) as f64);
+        }
+    }
+    files
+}
+
+/// Error messages and quoted output found verbatim in a chunk: the entity that writes the
+/// message is where it comes from.
+fn add_messages(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+) {
+    let weight = tune("MESSAGE", 1.0);
+    let mut rank = 0u32;
+    for message in &question.messages {
+        for fragment in message_fragments(message).into_iter().take(4) {
+            let found: Vec<usize> = (0..generation.chunks.len())
+                .filter(|&i| generation.chunks[i].text.contains(fragment))
+                .take(5)
+                .collect();
+            for index in found {
+                rank += 1;
+                let entity_id = generation.chunks[index].entity_id.clone();
+                let hit = credit(fused, &entity_id, index, weight / (RRF_K + rank as f64));
+                hit.evidence.message = true;
+            }
+        }
+    }
+}
+
+/// Pools evidence per file: a whole-file BM25 leg over the question's words, the files that
+/// frames and paths name, and the file's strongest entities (several chunks of one file
+/// matching make the file likelier). Each entity then gains a share of its file's evidence.
+/// Returns the files, best first.
+fn pool_files(
+    generation: &LoadedGeneration,
+    question: &Question,
+    hits: &mut [Hit],
+    mut files: HashMap<String, f64>,
+    about_tests: bool,
+) -> Vec<RankedFile> {
+    let (leg, share, pooled) = if question.long {
+        (
+            tune("FILELEG_LONG", 1.0),
+            tune("SHARE_LONG", 1.0),
+            tune("POOL_LONG", 0.5),
+        )
+    } else {
+        (tune("FILELEG", 0.3), tune("SHARE", 0.3), tune("POOL", 0.3))
+    };
+    let words = search_words(&question.text);
+    for (rank, (path, _)) in generation
+        .files
+        .rank(&words, CANDIDATES)
+        .into_iter()
+        .enumerate()
+    {
+        let prior = if !about_tests && is_test_path(path) {
+            TEST_PRIOR
+        } else {
+            1.0
+        };
+        *files.entry(path.to_string()).or_default() += prior * leg / (RRF_K + (rank + 1) as f64);
+    }
+    let mut best: HashMap<&str, Vec<f64>> = HashMap::new();
+    for hit in hits.iter() {
+        best.entry(generation.chunks[hit.chunk].path.as_str())
+            .or_default()
+            .push(hit.score);
+    }
+    for (path, mut scores) in best {
+        scores.sort_by(|a, b| b.total_cmp(a));
+        let strongest: f64 = scores
+            .iter()
+            .take(3)
+            .zip([1.0, 0.5, 0.25])
+            .map(|(s, w)| s * w)
+            .sum();
+        *files.entry(path.to_string()).or_default() += pooled * strongest;
+    }
+    let mut ranked: Vec<RankedFile> = files
+        .into_iter()
+        .map(|(path, score)| RankedFile { path, score })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    let position: HashMap<&str, (u32, f64)> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), (i as u32 + 1, f.score)))
+        .collect();
+    for hit in hits.iter_mut() {
+        if let Some(&(rank, score)) = position.get(generation.chunks[hit.chunk].path.as_str()) {
+            hit.score += share * score;
+            hit.evidence.file_rank = Some(rank);
+        }
+    }
+    // Reported in the order the entities now rank: a file's best entity, else its own share.
+    let mut best_entity: HashMap<&str, f64> = HashMap::new();
+    for hit in hits.iter() {
+        let best = best_entity
+            .entry(generation.chunks[hit.chunk].path.as_str())
+            .or_insert(0.0);
+        *best = best.max(hit.score);
+    }
+    let mut files: Vec<RankedFile> = ranked
+        .iter()
+        .map(|f| RankedFile {
+            score: best_entity
+                .get(f.path.as_str())
+                .copied()
+                .unwrap_or(share * f.score),
+            path: f.path.clone(),
+        })
+        .collect();
+    files.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    files
 }
 
 /// How likely an entity of this kind is the answer, before looking at the query: file
@@ -377,6 +602,7 @@ fn kind_priority(kind: EntityKind) -> u8 {
 
 /// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.
 fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>) {
+    let share = tune("GRAPH", GRAPH_SHARE);
     let mut top: Vec<(String, f64)> = fused
         .values()
         .map(|h| (h.entity_id.clone(), h.score))
@@ -393,7 +619,7 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
             callees.chain(callers).filter(|n| *n != id).collect();
         for neighbour in neighbours {
             if let Some(hit) = fused.get_mut(&neighbour) {
-                hit.score += GRAPH_SHARE * score;
+                hit.score += share * score;
                 hit.evidence.graph_neighbour = true;
             }
         }
@@ -481,6 +707,7 @@ fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
         .collect();
     Ranking {
         hits,
+        files: Vec::new(),
         mode: RetrievalMode::Exact,
         lexical_weight: 1.0,
         shape: QueryShape::Mixed,

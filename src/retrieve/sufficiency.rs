@@ -123,6 +123,7 @@ mod tests {
                     ..Evidence::default()
                 },
             }],
+            files: Vec::new(),
             mode: RetrievalMode::Hybrid,
             lexical_weight: 0.5,
             shape: QueryShape::Description,
