@@ -304,6 +304,7 @@ pub fn build_bundle(
     task: TaskType,
     profile: &ResponseProfile,
     budget: usize,
+    focus: Option<&Focus>,
 ) -> Bundle {
     let mut bundle = Bundle {
         entity_id: entity.id.clone(),
@@ -322,7 +323,13 @@ pub fn build_bundle(
             }
             continue;
         }
-        let Some(content) = render(generation, entity, section, profile) else {
+        let rendered = match focus {
+            Some(focus) if section == Section::Source && profile.source_excerpt() => {
+                source_excerpt(generation, entity, focus)
+            }
+            _ => render(generation, entity, section, profile),
+        };
+        let Some(content) = rendered else {
             continue;
         };
         bundle.planned.push(section);
@@ -353,6 +360,109 @@ pub fn build_bundle(
         }
     }
     bundle
+}
+
+/// What a question points at inside an entity's source: its words and the lines its traceback
+/// frames name.
+#[derive(Debug, Clone, Default)]
+pub struct Focus {
+    words: std::collections::HashSet<String>,
+    /// `(written path, line)` of every frame.
+    frames: Vec<(String, u32)>,
+}
+
+impl Focus {
+    pub fn of(question: &super::question::Question) -> Focus {
+        Focus {
+            words: crate::text::search_words(&question.text)
+                .into_iter()
+                .collect(),
+            frames: question
+                .frames
+                .iter()
+                .map(|f| (f.path.replace('\\', "/"), f.line))
+                .collect(),
+        }
+    }
+
+    fn frame_line(&self, path: &str, line: u32) -> bool {
+        self.frames
+            .iter()
+            .any(|(p, l)| *l == line && (p == path || p.ends_with(&format!("/{path}"))))
+    }
+
+    /// How strongly a source line is pointed at: a frame's line beats any word overlap.
+    fn weight(&self, path: &str, number: u32, line: &str) -> usize {
+        let frame = if self.frame_line(path, number) {
+            100
+        } else {
+            0
+        };
+        let mut words = crate::text::search_words(line);
+        words.sort();
+        words.dedup();
+        frame + words.iter().filter(|w| self.words.contains(*w)).count()
+    }
+}
+
+/// Source lines an excerpt shows at most (besides the first line).
+const EXCERPT_LINES: usize = 4;
+/// Characters of one excerpt line shown.
+const EXCERPT_LINE_CHARS: usize = 120;
+
+/// The source floor at minimal verbosity: the entity's first line and the lines the question
+/// points at most (frame lines, then the most question words), each with its line number, in
+/// source order, gaps marked; the whole source is one `verbosity=standard` away.
+fn source_excerpt(generation: &LoadedGeneration, entity: &Entity, focus: &Focus) -> Option<String> {
+    let source = generation.source_of(&entity.id);
+    let lines: Vec<&str> = source.lines().collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let first = entity.span.start_line;
+    let number = |i: usize| first + i as u32;
+    if lines.len() <= EXCERPT_LINES + 1 {
+        return render_source(entity, &source);
+    }
+    let mut scored: Vec<(usize, usize)> = lines
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, l)| (focus.weight(&entity.path, number(i), l), i))
+        .filter(|(w, _)| *w > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut keep: Vec<usize> = std::iter::once(0)
+        .chain(scored.into_iter().take(EXCERPT_LINES).map(|(_, i)| i))
+        .collect();
+    if keep.len() == 1 {
+        keep.extend(1..=EXCERPT_LINES);
+    }
+    keep.sort_unstable();
+    let mut out: Vec<String> = Vec::new();
+    let mut previous: Option<usize> = None;
+    for &i in &keep {
+        if previous.is_some_and(|p| i > p + 1) {
+            out.push("…".into());
+        }
+        out.push(format!(
+            "{}: {}",
+            number(i),
+            crate::text::truncate_chars(lines[i], EXCERPT_LINE_CHARS)
+        ));
+        previous = Some(i);
+    }
+    let body = format!(
+        "{}\n… [excerpt: {} of {} lines; verbosity=standard shows all]",
+        out.join("\n"),
+        keep.len(),
+        lines.len()
+    );
+    render_source(entity, &body)
+}
+
+fn render_source(entity: &Entity, body: &str) -> Option<String> {
+    (!body.trim().is_empty()).then(|| format!("```{}\n{}\n```", entity.language, body))
 }
 
 fn join(text: &str, content: &str) -> String {

@@ -141,8 +141,12 @@ impl Retriever {
         embedder.embed_query(text).map(Some).map_err(|e| e.message)
     }
 
-    async fn ranked(&self, generation: &LoadedGeneration, query: &str, limit: usize) -> Ranking {
-        let question = Question::read(query);
+    async fn ranked(
+        &self,
+        generation: &LoadedGeneration,
+        question: &Question,
+        limit: usize,
+    ) -> Ranking {
         let (vector, vector_error) = match self.query_vector(generation, question.embedding_text())
         {
             Ok(v) => (v, None),
@@ -150,7 +154,7 @@ impl Retriever {
         };
         let mut ranking = rank::rank(
             generation,
-            &question,
+            question,
             vector.as_deref(),
             self.config.config.hybrid_alpha,
             limit,
@@ -178,14 +182,15 @@ impl Retriever {
             None => context::classify(&request.query),
         };
         let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
-        let ranking = self
-            .ranked(&generation, &request.query, RANKED_CANDIDATES)
-            .await;
+        let question = Question::read(&request.query);
+        let focus = context::Focus::of(&question);
+        let ranking = self.ranked(&generation, &question, RANKED_CANDIDATES).await;
         let also = also_pointers(
             &generation,
             &ranking,
             request.limit_entities,
             request.max_tokens,
+            rank::asks_about_tests(&request.query),
         );
         let also_tokens = if also.is_empty() {
             0
@@ -205,6 +210,7 @@ impl Retriever {
                 task,
                 &profile,
                 per_entity.min(remaining.saturating_sub(2)),
+                Some(&focus),
             );
             remaining = remaining.saturating_sub(bundle.tokens + 2);
             bundles.push(bundle);
@@ -273,6 +279,7 @@ impl Retriever {
                 TaskType::Locate,
                 &summary_profile,
                 (*remaining - 2).min(200),
+                None,
             );
             if bundle.tokens > 0 {
                 *remaining = remaining.saturating_sub(bundle.tokens + 2);
@@ -303,6 +310,7 @@ impl Retriever {
             task,
             &profile,
             entity_budget(max_tokens, 1).min(max_tokens),
+            None,
         );
         let bundles = [bundle];
         let answer = Answer {
@@ -350,7 +358,9 @@ impl Retriever {
         }
         let mode = if matches.is_empty() { "ranked" } else { "name" };
         if matches.is_empty() {
-            let ranking = self.ranked(&generation, pattern, limit).await;
+            let ranking = self
+                .ranked(&generation, &Question::read(pattern), limit)
+                .await;
             for hit in &ranking.hits {
                 if let Some(entity) = generation.entity(&hit.entity_id) {
                     matches.push((4, entity));
@@ -505,7 +515,7 @@ impl Retriever {
                 format!("generation {} is lexical: it has no vectors", generation.id),
             ));
         }
-        let ranking = self.ranked(generation, query, limit).await;
+        let ranking = self.ranked(generation, &Question::read(query), limit).await;
         let hits = ranking
             .hits
             .iter()
@@ -760,13 +770,15 @@ const EVIDENCE_FILES: usize = 5;
 
 /// The next candidates after the packed entities, as `path:line qualified_name`: first one per
 /// file not shown yet (an agent whose first hit is in the wrong file gets other places to
-/// look), then further entities of files already shown. They take at most a quarter of the
-/// budget.
+/// look), then further entities of files already shown. Tests, examples and benchmarks are
+/// left out unless the question is about them (four slots are too few to spend on code that
+/// only shows how the answer is used). They take at most a quarter of the budget.
 fn also_pointers(
     generation: &LoadedGeneration,
     ranking: &Ranking,
     packed: usize,
     max_tokens: usize,
+    about_tests: bool,
 ) -> Vec<String> {
     let entities: Vec<&crate::parse::Entity> = ranking
         .hits
@@ -774,15 +786,20 @@ fn also_pointers(
         .filter_map(|h| generation.entity(&h.entity_id))
         .collect();
     let (shown, rest) = entities.split_at(packed.min(entities.len()));
+    let rest: Vec<&crate::parse::Entity> = rest
+        .iter()
+        .copied()
+        .filter(|e| about_tests || !crate::walk::is_test_path(&e.path))
+        .collect();
     let mut files: Vec<&str> = shown.iter().map(|e| e.path.as_str()).collect();
     let mut chosen: Vec<&crate::parse::Entity> = Vec::new();
-    for entity in rest {
+    for entity in &rest {
         if chosen.len() < ALSO_POINTERS && !files.contains(&entity.path.as_str()) {
             files.push(&entity.path);
             chosen.push(entity);
         }
     }
-    for entity in rest {
+    for entity in &rest {
         if chosen.len() < ALSO_POINTERS && !chosen.iter().any(|c| c.id == entity.id) {
             chosen.push(entity);
         }

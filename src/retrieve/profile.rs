@@ -122,6 +122,12 @@ impl ResponseProfile {
         self.verbosity >= Verbosity::Standard
     }
 
+    /// Source at minimal verbosity (the source-hungry floor of a ranked answer) is an excerpt
+    /// of the lines the question points at, not the whole body.
+    pub fn source_excerpt(&self) -> bool {
+        self.action == Action::Query && self.verbosity == Verbosity::Minimal && self.include_source
+    }
+
     /// Ranking evidence and chunk provenance.
     pub fn evidence(&self) -> bool {
         self.verbosity >= Verbosity::Verbose

@@ -44,15 +44,37 @@ const PROSE_PRIOR: f64 = 0.5;
 /// Weight of a definition whose own name is in the query.
 const NAME_WEIGHT: f64 = 1.2;
 /// Share of a strong hit's score given to its 1-hop call neighbours already in the
-/// candidates: a tie-breaker (larger shares reordered ranks and lowered recall on the benchmark).
-const GRAPH_SHARE: f64 = 0.01;
-
-fn tune(name: &str, default: f64) -> f64 {
-    std::env::var(format!("KNOWCODE_TUNE_{name}"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+/// candidates: a tie-breaker (0.01 → 0.05 moved one change description to the first place and
+/// one more into the first five on the issue benchmark, docstring R@5 unchanged; larger
+/// shares reordered ranks and lowered recall on the docstring benchmark).
+const GRAPH_SHARE: f64 = 0.05;
+/// A name written only in the question's code (the user's script) counts this much of one
+/// written in prose or a traceback frame.
+const CODE_NAME_SHARE: f64 = 0.5;
+/// A name the question's own code defines (`class PV`, its `__init__`) counts this much more
+/// little: it says where the user's code is, not where the answer is.
+const DEFINED_HERE_SHARE: f64 = 0.2;
+/// A name shared by n definitions gives each `1 / n^NAME_SPREAD` of its weight.
+const NAME_SPREAD: f64 = 0.5;
+/// Weight of the entity a traceback frame lies in (innermost frame; each frame further out
+/// counts half).
+const FRAME_WEIGHT: f64 = 1.5;
+/// File evidence of a file a frame or a written path names.
+const PATH_FILE_WEIGHT: f64 = 1.0;
+/// Weight of an entity that writes an error message or quoted output of the question.
+const MESSAGE_WEIGHT: f64 = 1.0;
+/// At full strength: the whole-file BM25 leg's weight in the file evidence, the share of its
+/// file's evidence an entity gains, and the share of a file's strongest entities pooled into
+/// it.
+const FILE_LEG_WEIGHT: f64 = 1.0;
+const FILE_SHARE: f64 = 1.0;
+const FILE_POOL: f64 = 0.5;
+/// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share.
+const FILE_DECAY: f64 = 0.3;
+/// The file prior starts above this many words and reaches full strength this many words
+/// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
+const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
+const FILE_PRIOR_RAMP_WORDS: f64 = 30.0;
 
 /// How a query was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -298,9 +320,6 @@ fn add_name_matches(
     question: &Question,
     about_tests: bool,
 ) {
-    let code_share = tune("CODE", 0.5);
-    let here_share = tune("HERE", 0.2);
-    let spread = tune("SPREAD", 0.5);
     let mut weighted: Vec<(f64, usize, Vec<&Entity>)> = Vec::new();
     for (order, name) in question.names.iter().enumerate() {
         let mut definitions: Vec<&Entity> = generation
@@ -317,12 +336,12 @@ fn add_name_matches(
         });
         let mut weight = match name.origin {
             Origin::Frame | Origin::Prose => 1.0,
-            Origin::Code => code_share,
+            Origin::Code => CODE_NAME_SHARE,
         };
         if question.defined_here.contains(&name.text) {
-            weight *= here_share;
+            weight *= DEFINED_HERE_SHARE;
         }
-        weight /= (definitions.len() as f64).powf(spread);
+        weight /= (definitions.len() as f64).powf(NAME_SPREAD);
         weighted.push((weight, order, definitions));
     }
     weighted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -376,8 +395,6 @@ fn add_frames(
     fused: &mut HashMap<String, Hit>,
     question: &Question,
 ) -> HashMap<String, f64> {
-    let frame_weight = tune("FRAME", 1.5);
-    let path_file = tune("PATHFILE", 1.0);
     let mut files: HashMap<String, f64> = HashMap::new();
     let mut rank = 0i32;
     for frame in question.frames.iter().rev() {
@@ -387,7 +404,7 @@ fn add_frames(
         rank += 1;
         // The innermost frame is where the failure surfaced; each frame further out counts half.
         let decay = 0.5f64.powi(rank - 1);
-        *files.entry(path.to_string()).or_default() += decay * path_file / (RRF_K + 1.0);
+        *files.entry(path.to_string()).or_default() += decay * PATH_FILE_WEIGHT / (RRF_K + 1.0);
         let candidates: Vec<&Entity> = generation
             .entities
             .iter()
@@ -409,7 +426,7 @@ fn add_frames(
                 fused,
                 &entity.id,
                 index,
-                decay * frame_weight / (RRF_K + 1.0),
+                decay * FRAME_WEIGHT / (RRF_K + 1.0),
             );
             hit.evidence.frame = true;
         }
@@ -429,7 +446,8 @@ fn add_frames(
                 .map(String::as_str)
         });
         if let Some(path) = resolved {
-            *files.entry(path.to_string()).or_default() += path_file / (RRF_K + (i + 1) as f64);
+            *files.entry(path.to_string()).or_default() +=
+                PATH_FILE_WEIGHT / (RRF_K + (i + 1) as f64);
         }
     }
     files
@@ -442,7 +460,6 @@ fn add_messages(
     fused: &mut HashMap<String, Hit>,
     question: &Question,
 ) {
-    let weight = tune("MESSAGE", 1.0);
     let mut rank = 0u32;
     for message in &question.messages {
         for fragment in message_fragments(message).into_iter().take(4) {
@@ -453,7 +470,12 @@ fn add_messages(
             for index in found {
                 rank += 1;
                 let entity_id = generation.chunks[index].entity_id.clone();
-                let hit = credit(fused, &entity_id, index, weight / (RRF_K + rank as f64));
+                let hit = credit(
+                    fused,
+                    &entity_id,
+                    index,
+                    MESSAGE_WEIGHT / (RRF_K + rank as f64),
+                );
                 hit.evidence.message = true;
             }
         }
@@ -471,15 +493,15 @@ fn pool_files(
     mut files: HashMap<String, f64>,
     about_tests: bool,
 ) -> Vec<RankedFile> {
-    let (leg, share, pooled) = if question.long {
-        (
-            tune("FILELEG_LONG", 1.0),
-            tune("SHARE_LONG", 1.0),
-            tune("POOL_LONG", 0.5),
-        )
-    } else {
-        (tune("FILELEG", 0.3), tune("SHARE", 0.3), tune("POOL", 0.3))
-    };
+    let strength = file_prior_strength(question);
+    if strength == 0.0 {
+        return Vec::new();
+    }
+    let (leg, share, pooled) = (
+        strength * FILE_LEG_WEIGHT,
+        strength * FILE_SHARE,
+        strength * FILE_POOL,
+    );
     let words = search_words(&question.text);
     for (rank, (path, _)) in generation
         .files
@@ -524,10 +546,23 @@ fn pool_files(
         .enumerate()
         .map(|(i, f)| (f.path.as_str(), (i as u32 + 1, f.score)))
         .collect();
-    for hit in hits.iter_mut() {
-        if let Some(&(rank, score)) = position.get(generation.chunks[hit.chunk].path.as_str()) {
-            hit.score += share * score;
-            hit.evidence.file_rank = Some(rank);
+    // A file's best entity takes its file's evidence in full, each next one a decaying share,
+    // so a strong file leads the ranking without filling it.
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    order.sort_by(|&a, &b| {
+        hits[b]
+            .score
+            .total_cmp(&hits[a].score)
+            .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
+    });
+    let mut seen_in_file: HashMap<&str, i32> = HashMap::new();
+    for i in order {
+        let path = generation.chunks[hits[i].chunk].path.as_str();
+        if let Some(&(rank, score)) = position.get(path) {
+            let nth = seen_in_file.entry(path).or_insert(0);
+            hits[i].score += share * score * FILE_DECAY.powi(*nth);
+            hits[i].evidence.file_rank = Some(rank);
+            *nth += 1;
         }
     }
     // Reported in the order the entities now rank: a file's best entity, else its own share.
@@ -556,6 +591,17 @@ fn pool_files(
     files
 }
 
+/// How much file evidence counts for this question, in [0, 1]: nothing for a one-sentence
+/// question (it describes one definition), fully for a report (it names many things, and the
+/// file where they meet is the answer), linearly in the word count between.
+fn file_prior_strength(question: &Question) -> f64 {
+    if question.long {
+        return 1.0;
+    }
+    let words = question.text.split_whitespace().count() as f64;
+    ((words - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
+}
+
 /// How likely an entity of this kind is the answer, before looking at the query: file
 /// headers and prose (Markdown sections) answer fewer code questions than definitions and
 /// otherwise crowd them out of the top ranks (measured on the benchmark).
@@ -567,8 +613,10 @@ fn kind_prior(kind: EntityKind) -> f64 {
 }
 
 /// Whether the query is about tests, examples or benchmarks themselves (then they are not
-/// demoted).
-fn asks_about_tests(query: &str) -> bool {
+/// demoted). A report or change description is read by its first line, its title: a body
+/// that mentions the tests it added or a `conftest.py` in passing is about the code.
+pub(crate) fn asks_about_tests(query: &str) -> bool {
+    let title = query.trim_start().lines().next().unwrap_or("");
     const WORDS: &[&str] = &[
         "test",
         "tests",
@@ -585,7 +633,7 @@ fn asks_about_tests(query: &str) -> bool {
         "fixtures",
         "mock",
     ];
-    query
+    title
         .split(|c: char| !c.is_alphanumeric())
         .flat_map(split_identifier)
         .any(|w| WORDS.contains(&w.as_str()))
@@ -602,7 +650,6 @@ fn kind_priority(kind: EntityKind) -> u8 {
 
 /// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.
 fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>) {
-    let share = tune("GRAPH", GRAPH_SHARE);
     let mut top: Vec<(String, f64)> = fused
         .values()
         .map(|h| (h.entity_id.clone(), h.score))
@@ -619,7 +666,7 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
             callees.chain(callers).filter(|n| *n != id).collect();
         for neighbour in neighbours {
             if let Some(hit) = fused.get_mut(&neighbour) {
-                hit.score += share * score;
+                hit.score += GRAPH_SHARE * score;
                 hit.evidence.graph_neighbour = true;
             }
         }
@@ -740,6 +787,9 @@ mod tests {
         assert!(asks_about_tests("TestCartTotal fixtures"));
         assert!(!asks_about_tests("round a money value to cents"));
         assert!(!asks_about_tests("attestation of the contest"));
+        assert!(!asks_about_tests(
+            "Change default handling of unknown tags\n\n- added conftest.py for common fixtures"
+        ));
     }
 
     #[test]
