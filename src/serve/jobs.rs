@@ -97,6 +97,16 @@ impl Progress for JobProgress {
     }
 }
 
+/// The error a panicked job ends with, carrying the panic's message.
+fn panicked(panic: &(dyn std::any::Any + Send)) -> KnowcodeError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    KnowcodeError::new(ErrorCode::Internal, format!("the job panicked: {message}"))
+}
+
 fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -163,7 +173,11 @@ impl Jobs {
                     jobs: jobs.clone(),
                     id: job_id.clone(),
                 };
-                let outcome = work(&progress);
+                // A panic inside the work ends the job `failed` (code `internal`) instead of
+                // leaving it `running` forever, which would refuse every later lifecycle call.
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&progress)))
+                        .unwrap_or_else(|panic| Err(panicked(panic.as_ref())));
                 jobs.update(&job_id, |job| {
                     job.finished = Some(Instant::now());
                     job.phase = "done".into();
@@ -203,5 +217,46 @@ impl Jobs {
                 .ok_or_else(|| KnowcodeError::new(ErrorCode::NoJobs, "no job has been started"))?,
         };
         Ok(job.snapshot())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(jobs: &Jobs, id: &str) -> Value {
+        for _ in 0..500 {
+            let status = jobs.status(Some(id)).unwrap();
+            if status["state"] != "running" {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("job {id} still running");
+    }
+
+    #[test]
+    fn a_panicking_job_ends_failed_and_the_next_job_can_start() {
+        let jobs = Jobs::default();
+        let first = jobs
+            .submit("build", |_| panic!("boom in the pipeline"))
+            .unwrap();
+        let done = wait(&jobs, first["job_id"].as_str().unwrap());
+        assert_eq!(done["state"], "failed", "{done}");
+        assert_eq!(done["error"]["code"], "internal", "{done}");
+        assert!(
+            done["error"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("boom in the pipeline"),
+            "{done}"
+        );
+        assert!(
+            !done["error"]["hint"].as_str().unwrap().is_empty(),
+            "{done}"
+        );
+        let second = jobs.submit("index", |_| Ok(json!({"ok": true}))).unwrap();
+        let done = wait(&jobs, second["job_id"].as_str().unwrap());
+        assert_eq!(done["state"], "succeeded", "{done}");
     }
 }
