@@ -155,7 +155,7 @@ fn path_suffixes(path: &str) -> impl Iterator<Item = &str> {
     std::iter::once(path).chain(path.match_indices('/').map(move |(i, _)| &path[i + 1..]))
 }
 
-fn strip_extension(path: &str) -> &str {
+pub(crate) fn strip_extension(path: &str) -> &str {
     match path.rsplit_once('.') {
         Some((stem, ext)) if !ext.contains('/') => stem,
         _ => path,

@@ -286,13 +286,7 @@ fn render(
             }
             format!("members: {}", list_names(members))
         }
-        Section::Source => {
-            let source = generation.source_of(&entity.id);
-            if source.trim().is_empty() {
-                return None;
-            }
-            format!("```{}\n{}\n```", entity.language, source)
-        }
+        Section::Source => render_source(entity, &generation.source_of(&entity.id))?,
     };
     (!text.trim().is_empty()).then_some(text)
 }
@@ -374,9 +368,7 @@ pub struct Focus {
 impl Focus {
     pub fn of(question: &super::question::Question) -> Focus {
         Focus {
-            words: crate::text::search_words(&question.text)
-                .into_iter()
-                .collect(),
+            words: question.words.iter().cloned().collect(),
             frames: question
                 .frames
                 .iter()
@@ -461,6 +453,7 @@ fn source_excerpt(generation: &LoadedGeneration, entity: &Entity, focus: &Focus)
     render_source(entity, &body)
 }
 
+/// Source in a fence of its language; None when there is none.
 fn render_source(entity: &Entity, body: &str) -> Option<String> {
     (!body.trim().is_empty()).then(|| format!("```{}\n{}\n```", entity.language, body))
 }

@@ -158,6 +158,12 @@ impl LoadedGeneration {
             .map(|&i| &self.chunks[i])
     }
 
+    /// Positions in [`Self::chunks`] of the chunks whose text contains `needle` verbatim, in
+    /// chunk order.
+    pub fn chunks_containing<'a>(&'a self, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+        (0..self.chunks.len()).filter(move |&i| self.chunks[i].text.contains(needle))
+    }
+
     /// Edges leaving an entity, of one kind.
     pub fn outgoing(&self, id: &str, kind: EdgeKind) -> impl Iterator<Item = &Edge> {
         self.outgoing

@@ -190,13 +190,9 @@ impl Retriever {
             &ranking,
             request.limit_entities,
             request.max_tokens,
-            rank::asks_about_tests(&request.query),
+            question.about_tests,
         );
-        let also_tokens = if also.is_empty() {
-            0
-        } else {
-            tokens::count(&also.join("\n"))
-        };
+        let also_tokens = lines_tokens(&also);
         let mut bundles = Vec::new();
         let mut remaining = request.max_tokens - also_tokens;
         let per_entity = entity_budget(remaining, request.limit_entities);
@@ -660,11 +656,7 @@ impl Answer<'_> {
             .map(|b| b.text.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
-        let also_tokens = if self.also.is_empty() {
-            0
-        } else {
-            tokens::count(&self.also.join("\n"))
-        };
+        let also_tokens = lines_tokens(self.also);
         let context_budget = max_tokens.saturating_sub(also_tokens);
         if tokens::count(&context_text) > context_budget {
             context_text = tokens::fit_chars(&context_text, context_budget);
@@ -810,12 +802,21 @@ fn also_pointers(
             "{}:{} {}",
             entity.path, entity.span.start_line, entity.qualified_name
         ));
-        if tokens::count(&pointers.join("\n")) > max_tokens / 4 {
+        if lines_tokens(&pointers) > max_tokens / 4 {
             pointers.pop();
             break;
         }
     }
     pointers
+}
+
+/// Tokens of lines as they are joined into a payload (0 for none).
+fn lines_tokens(lines: &[String]) -> usize {
+    if lines.is_empty() {
+        0
+    } else {
+        tokens::count(&lines.join("\n"))
+    }
 }
 
 /// Nodes listed in an `impact` payload (the count covers all of them).

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::text::split_identifier;
+use crate::text::{search_words, split_identifier};
 
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
@@ -51,8 +51,16 @@ pub struct Question {
     /// The question without its code blocks and tracebacks (where its messages are quoted).
     pub prose: String,
     pub shape: QueryShape,
+    /// Words as written (whitespace-separated).
+    pub word_count: usize,
     /// A report (many words or code in it) rather than a one-line question.
     pub long: bool,
+    /// The question's search words (`text::search_words`): what file BM25 and the source
+    /// excerpt match.
+    pub words: Vec<String>,
+    /// The question is about tests, examples or benchmarks themselves (then they are not
+    /// demoted).
+    pub about_tests: bool,
     /// Identifiers, each once, strongest origin kept, in order of first appearance.
     pub names: Vec<Name>,
     /// Names the question's own code defines (`def`, `class`, assignments, …).
@@ -109,7 +117,10 @@ impl Question {
         let word_count = text.split_whitespace().count();
         let mut question = Question {
             text: text.to_string(),
+            word_count,
             long: word_count > LONG_WORDS || !code.trim().is_empty(),
+            words: search_words(text),
+            about_tests: asks_about_tests(text),
             prose: prose.clone(),
             shape,
             names: Vec::new(),
@@ -165,6 +176,33 @@ pub fn query_shape(query: &str) -> QueryShape {
         n if n >= 4 && !words.iter().any(|w| identifier_like(w)) => QueryShape::Description,
         _ => QueryShape::Mixed,
     }
+}
+
+/// Whether the query is about tests, examples or benchmarks themselves (then they are not
+/// demoted). A report or change description is read by its first line, its title: a body
+/// that mentions the tests it added or a `conftest.py` in passing is about the code.
+fn asks_about_tests(query: &str) -> bool {
+    let title = query.trim_start().lines().next().unwrap_or("");
+    const WORDS: &[&str] = &[
+        "test",
+        "tests",
+        "testing",
+        "tested",
+        "spec",
+        "specs",
+        "example",
+        "examples",
+        "bench",
+        "benchmark",
+        "benchmarks",
+        "fixture",
+        "fixtures",
+        "mock",
+    ];
+    title
+        .split(|c: char| !c.is_alphanumeric())
+        .flat_map(split_identifier)
+        .any(|w| WORDS.contains(&w.as_str()))
 }
 
 /// Splits a question into prose and code: fenced blocks, doctest lines (`>>>`, `...`) and
@@ -307,13 +345,10 @@ fn names(question: &Question, prose: &str, code: &str) -> Vec<Name> {
     out
 }
 
-/// snake_case, camelCase, dotted or `::` paths: written as code even in prose.
+/// snake_case, camelCase, dotted or `::` paths: written as code even in prose (a name only
+/// wrapped in underscores, such as `__init__`, is not compound).
 fn is_compound(word: &str) -> bool {
-    let word = word.trim_matches('_');
-    word.contains('_')
-        || word.contains('.')
-        || word.contains("::")
-        || split_identifier(word).len() > 1
+    looks_like_identifier(word.trim_matches('_'))
 }
 
 /// File paths written in the question, plus dotted module paths as `a/b`.
@@ -465,6 +500,17 @@ mod tests {
             }]
         );
         assert!(!q.long);
+    }
+
+    #[test]
+    fn queries_about_tests_are_recognised() {
+        assert!(asks_about_tests("which test covers apply_discount"));
+        assert!(asks_about_tests("TestCartTotal fixtures"));
+        assert!(!asks_about_tests("round a money value to cents"));
+        assert!(!asks_about_tests("attestation of the contest"));
+        assert!(!asks_about_tests(
+            "Change default handling of unknown tags\n\n- added conftest.py for common fixtures"
+        ));
     }
 
     #[test]

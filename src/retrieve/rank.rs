@@ -22,7 +22,7 @@ use super::question::{Origin, Question, message_fragments};
 pub use super::question::{QueryShape, query_shape};
 use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
-use crate::text::{code_search_text, search_words, split_identifier};
+use crate::text::code_search_text;
 use crate::walk::is_test_path;
 
 /// Candidates fetched per leg.
@@ -236,7 +236,7 @@ pub async fn rank(
         w_sig,
         |e, r| e.signature_rank = Some(r),
     );
-    let about_tests = asks_about_tests(&question.text);
+    let about_tests = question.about_tests;
     add_name_matches(generation, &mut fused, question, about_tests);
     let frame_files = add_frames(generation, &mut fused, question);
     add_messages(generation, &mut fused, question);
@@ -439,7 +439,7 @@ fn add_frames(
                 .paths()
                 .iter()
                 .find(|p| {
-                    let stem = p.rsplit_once('.').map_or(p.as_str(), |(s, _)| s);
+                    let stem = crate::graph::strip_extension(p);
                     let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
                     stem == written || stem.ends_with(&format!("/{written}"))
                 })
@@ -463,10 +463,7 @@ fn add_messages(
     let mut rank = 0u32;
     for message in &question.messages {
         for fragment in message_fragments(message).into_iter().take(4) {
-            let found: Vec<usize> = (0..generation.chunks.len())
-                .filter(|&i| generation.chunks[i].text.contains(fragment))
-                .take(5)
-                .collect();
+            let found: Vec<usize> = generation.chunks_containing(fragment).take(5).collect();
             for index in found {
                 rank += 1;
                 let entity_id = generation.chunks[index].entity_id.clone();
@@ -502,10 +499,9 @@ fn pool_files(
         strength * FILE_SHARE,
         strength * FILE_POOL,
     );
-    let words = search_words(&question.text);
     for (rank, (path, _)) in generation
         .files
-        .rank(&words, CANDIDATES)
+        .rank(&question.words, CANDIDATES)
         .into_iter()
         .enumerate()
     {
@@ -598,8 +594,7 @@ fn file_prior_strength(question: &Question) -> f64 {
     if question.long {
         return 1.0;
     }
-    let words = question.text.split_whitespace().count() as f64;
-    ((words - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
+    ((question.word_count as f64 - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
 }
 
 /// How likely an entity of this kind is the answer, before looking at the query: file
@@ -610,33 +605,6 @@ fn kind_prior(kind: EntityKind) -> f64 {
         EntityKind::Function | EntityKind::Method | EntityKind::Class => 1.0,
         EntityKind::Section | EntityKind::Module | EntityKind::Document => PROSE_PRIOR,
     }
-}
-
-/// Whether the query is about tests, examples or benchmarks themselves (then they are not
-/// demoted). A report or change description is read by its first line, its title: a body
-/// that mentions the tests it added or a `conftest.py` in passing is about the code.
-pub(crate) fn asks_about_tests(query: &str) -> bool {
-    let title = query.trim_start().lines().next().unwrap_or("");
-    const WORDS: &[&str] = &[
-        "test",
-        "tests",
-        "testing",
-        "tested",
-        "spec",
-        "specs",
-        "example",
-        "examples",
-        "bench",
-        "benchmark",
-        "benchmarks",
-        "fixture",
-        "fixtures",
-        "mock",
-    ];
-    title
-        .split(|c: char| !c.is_alphanumeric())
-        .flat_map(split_identifier)
-        .any(|w| WORDS.contains(&w.as_str()))
 }
 
 fn kind_priority(kind: EntityKind) -> u8 {
@@ -730,9 +698,7 @@ async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Re
 
 /// Chunks containing the text verbatim, in path/line order, one hit per entity.
 fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
-    let mut order: Vec<usize> = (0..generation.chunks.len())
-        .filter(|&i| generation.chunks[i].text.contains(needle))
-        .collect();
+    let mut order: Vec<usize> = generation.chunks_containing(needle).collect();
     order.sort_by(|&a, &b| {
         let (ca, cb) = (&generation.chunks[a], &generation.chunks[b]);
         kind_priority(ca.kind)
@@ -779,17 +745,6 @@ mod tests {
             query_shape("where is apply_discount used"),
             QueryShape::Mixed
         );
-    }
-
-    #[test]
-    fn queries_about_tests_are_recognised() {
-        assert!(asks_about_tests("which test covers apply_discount"));
-        assert!(asks_about_tests("TestCartTotal fixtures"));
-        assert!(!asks_about_tests("round a money value to cents"));
-        assert!(!asks_about_tests("attestation of the contest"));
-        assert!(!asks_about_tests(
-            "Change default handling of unknown tags\n\n- added conftest.py for common fixtures"
-        ));
     }
 
     #[test]
