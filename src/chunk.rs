@@ -1,7 +1,9 @@
 //! Stage 4, chunk: cut entity-aligned chunks. An entity's chunk is its own text — a class
 //! stops at its members, which appear only as their signature lines — and long bodies are
 //! split at statement boundaries with a one-statement overlap. Each file also gets a header
-//! chunk (module doc + imports in the language's own syntax); Markdown is cut by section.
+//! chunk (module doc + imports in the language's own syntax) and, when the file has code
+//! outside its definitions (tables, constants, registrations, a script's body), module-code
+//! chunks of that code; Markdown is cut by section.
 //! Every chunk carries a structural header used for embedding, a code-aware search text and
 //! a content hash that decides vector reuse. Pure: no I/O, no model.
 
@@ -88,8 +90,123 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
     }
     let outlines = container_chunks(file, &chunks);
     chunks.extend(outlines);
+    chunks.extend(module_code_chunks(file, max_chunk_tokens));
     chunks
 }
+
+/// Module code shorter than this many non-blank characters is not worth a chunk (a logger,
+/// `__all__`, a main guard).
+const MIN_MODULE_CODE_CHARS: usize = 40;
+
+/// The file's own code outside its definitions, imports, module doc and comments —
+/// keyword tables, constants, registrations, a setup script's call — in pieces of at most
+/// the chunk budget. Gaps where definitions were are marked `…`. Without these chunks such
+/// code is in no chunk at all: neither searchable nor part of its file's evidence.
+fn module_code_chunks(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
+    let Some(module) = file.entities.first().filter(|m| m.kind == EntityKind::Module) else {
+        return Vec::new();
+    };
+    let lines: Vec<&str> = file.text.lines().collect();
+    let kept = module_code_lines(file, &lines);
+    let code_chars: usize = kept
+        .iter()
+        .map(|&i| lines[i].chars().filter(|c| !c.is_whitespace()).count())
+        .sum();
+    if code_chars < MIN_MODULE_CODE_CHARS {
+        return Vec::new();
+    }
+    let max_chars = max_chunk_tokens * CHARS_PER_TOKEN;
+    let mut pieces: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut size = 0;
+    for &i in &kept {
+        let current = pieces.last_mut().expect("one piece at least");
+        if !current.is_empty() && size + lines[i].len() > max_chars {
+            pieces.push(Vec::new());
+            size = 0;
+        }
+        pieces.last_mut().expect("one piece at least").push(i);
+        size += lines[i].len() + 1;
+    }
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(n, piece)| {
+            let mut text = String::new();
+            for (k, &i) in piece.iter().enumerate() {
+                if k > 0 && piece[k - 1] + 1 != i {
+                    text.push_str("…\n");
+                }
+                text.push_str(lines[i]);
+                text.push('\n');
+            }
+            let first = piece[0] as u32 + 1;
+            let last = *piece.last().expect("pieces are not empty") as u32 + 1;
+            make_chunk(module, n as u32 + 1, text, first, last)
+        })
+        .collect()
+}
+
+/// Indices (0-based) of the code lines no definition, container, import or module doc
+/// covers.
+fn module_code_lines(file: &ParsedFile, lines: &[&str]) -> Vec<usize> {
+    let mut covered = vec![false; lines.len()];
+    let mut cover = |first: u32, last: u32| {
+        for line in first.max(1)..=last.min(lines.len() as u32) {
+            covered[line as usize - 1] = true;
+        }
+    };
+    for entity in file.entities.iter().skip(1) {
+        cover(entity.span.start_line, entity.span.end_line);
+    }
+    for span in &file.containers {
+        cover(span.start_line, span.end_line);
+    }
+    for import in &file.imports {
+        cover(import.line, import.end_line);
+    }
+    if let Some((first, last)) = file
+        .entities
+        .first()
+        .and_then(|m| m.doc.as_deref())
+        .and_then(|doc| doc_lines(lines, doc))
+    {
+        cover(first, last);
+    }
+    (0..lines.len())
+        .filter(|&i| !covered[i] && is_code_line(lines[i].trim()))
+        .collect()
+}
+
+/// Whether a line outside definitions says something: not blank, not a comment (licences,
+/// the docs of the definitions that follow), not only a package, namespace or file marker or
+/// punctuation.
+fn is_code_line(trimmed: &str) -> bool {
+    const COMMENTS: [&str; 6] = ["//", "#", "/*", "*", "--", ";"];
+    const MARKERS: [&str; 5] = ["package ", "namespace ", "import (", "<?php", "?>"];
+    !trimmed.is_empty()
+        && !COMMENTS.iter().any(|m| trimmed.starts_with(m))
+        && !MARKERS.iter().any(|m| trimmed.starts_with(m))
+        && !(trimmed.starts_with("mod ") && trimmed.ends_with(';'))
+        && trimmed != "end"
+        && !trimmed.chars().all(|c| "{}()[];,".contains(c))
+}
+
+/// The 1-based lines where the module doc is written: from the first line holding its first
+/// line to the next holding its last.
+fn doc_lines(lines: &[&str], doc: &str) -> Option<(u32, u32)> {
+    let first_text = doc.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let last_text = doc.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    let start = lines.iter().position(|l| l.contains(first_text))?;
+    let end = start + lines[start..].iter().position(|l| l.contains(last_text))?;
+    // Past the closing quote of a Python docstring.
+    let closing = lines[end..]
+        .iter()
+        .take(2)
+        .position(|l| l.trim_end().ends_with("\"\"\"") || l.trim_end().ends_with("'''"))
+        .map_or(end, |k| end + k);
+    Some((start as u32 + 1, closing as u32 + 1))
+}
+
 
 fn structural_header(path: &str, qualified_name: &str, kind: EntityKind) -> String {
     format!("{path} | {qualified_name} | {}", kind.as_str())

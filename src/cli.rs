@@ -315,8 +315,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Build(args) => run_index(args, true).await,
         Command::Mcp(args) => {
             let root = knowcode::serve::service::resolve_root(args.store.as_deref())?;
-            let service = knowcode::serve::service::Service::new(root.clone())?;
-            let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
+            // A bad aimodels.yaml must not stop the server: each call reports it instead.
+            let service = knowcode::serve::service::Service::new(root.clone());
+            if let Err(e) = &service {
+                tracing::error!("{}: every call will answer {}", e.message, e.code.as_str());
+            }
+            let _watching = (args.watch && service.is_ok())
+                .then(|| spawn_watch(&root))
+                .transpose()?;
             knowcode::serve::mcp::serve_stdio(service, args.legacy_tools).await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -52,6 +52,37 @@ pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError
 }
 
 /// Why the model cannot be used, if it cannot (checked without loading it).
+/// What the configured model produces: the identity an index's vectors must share with it.
+pub fn configured_info(config: &Config) -> EmbeddingInfo {
+    EmbeddingInfo {
+        model_id: config.embedding.model_id.clone(),
+        dimension: config.embedding.dimension,
+        max_length: config.embedding.max_length,
+    }
+}
+
+/// Whether an index's vectors (built with `index`) can be searched with the configured
+/// model: the one rule `doctor` and retrieval share. Model id, dimension and `max_length`
+/// must all agree; a different `max_length` embeds the same text differently.
+pub fn check_compatible(index: &EmbeddingInfo, config: &Config) -> Result<(), KnowcodeError> {
+    let configured = configured_info(config);
+    if *index == configured {
+        return Ok(());
+    }
+    Err(KnowcodeError::new(
+        ErrorCode::ModelMismatch,
+        format!(
+            "the index was built with {} ({} dimensions, max_length {}); aimodels.yaml configures {} ({} dimensions, max_length {})",
+            index.model_id,
+            index.dimension,
+            index.max_length,
+            configured.model_id,
+            configured.dimension,
+            configured.max_length
+        ),
+    ))
+}
+
 pub fn model_problem(config: &Config) -> Option<String> {
     let dir = config.model_dir();
     let missing: Vec<&str> = MODEL_FILES
@@ -117,11 +148,7 @@ impl Embedder {
         })?;
         let mut embedder = Embedder {
             model,
-            info: EmbeddingInfo {
-                model_id: config.embedding.model_id.clone(),
-                dimension: config.embedding.dimension,
-                max_length: config.embedding.max_length,
-            },
+            info: configured_info(config),
             batch_size: config.embedding.batch_size,
             fail_on: std::env::var(FAIL_ENV).ok().filter(|v| !v.is_empty()),
         };

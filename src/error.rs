@@ -98,7 +98,7 @@ impl ErrorCode {
 }
 
 /// A failure with a stable code, a human message and a hint.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct KnowcodeError {
     pub code: ErrorCode,

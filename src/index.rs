@@ -81,10 +81,35 @@ pub struct IndexSummary {
     /// Signature views (one short vector per definition) embedded and reused.
     pub views_embedded: usize,
     pub views_reused: usize,
-    /// Why the build stopped after phase one, when it did.
+    /// Whether this run made a new generation current (false when it kept the previous full
+    /// generation: nothing new is served).
+    pub published: bool,
+    /// Why the build stopped before a full generation, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<StopReason>,
+    /// The same in words, with the generation kept or published.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub timings: Timings,
+}
+
+/// Why a build ended with the lexical phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Embedding was switched off (`--no-embed`, `no_embed: true`).
+    NoEmbed,
+    /// The embedding model or ONNX Runtime could not be loaded.
+    ModelUnavailable,
+}
+
+/// How a build ended: what is current now and whether this run put it there.
+struct Outcome {
+    generation_id: String,
+    kind: GenerationKind,
+    published: bool,
+    reason: Option<StopReason>,
+    note: Option<String>,
 }
 
 impl IndexSummary {
@@ -177,30 +202,41 @@ pub async fn run(
 
     let embedder = if options.embed {
         fail_point(Stage::Embed)?;
-        Embedder::load(&options.config).map_err(|e| e.message)
+        Embedder::load(&options.config).map_err(|e| (StopReason::ModelUnavailable, e.message))
     } else {
-        Err("embedding disabled (--no-embed)".to_string())
+        Err((
+            StopReason::NoEmbed,
+            "embedding disabled (--no-embed)".to_string(),
+        ))
     };
     let mut embedder = match embedder {
         Ok(embedder) => embedder,
-        Err(why) => {
+        Err((reason, why)) => {
             progress.finish();
-            let (id, kind, note) = match (published, previous_full) {
-                (Some((id, kind)), _) => (id, kind, format!("stopped after phase one: {why}")),
-                (None, Some((id, _))) => (
-                    id.clone(),
-                    GenerationKind::Full,
-                    format!("{why}; kept full generation {id} current"),
-                ),
+            let outcome = match (published, previous_full) {
+                (Some((id, kind)), _) => Outcome {
+                    generation_id: id,
+                    kind,
+                    published: true,
+                    reason: Some(reason),
+                    note: Some(format!("stopped after phase one: {why}")),
+                },
+                (None, Some((id, _))) => Outcome {
+                    note: Some(format!(
+                        "{why}; kept full generation {id} current, nothing new published"
+                    )),
+                    generation_id: id,
+                    kind: GenerationKind::Full,
+                    published: false,
+                    reason: Some(reason),
+                },
                 (None, None) => unreachable!("phase one publishes when no full generation exists"),
             };
             return Ok(summary(
-                id,
-                kind,
+                outcome,
                 &counts,
                 started,
                 phase_one_seconds,
-                Some(note),
                 timings,
             ));
         }
@@ -246,13 +282,18 @@ pub async fn run(
     .await?;
     timings.store_full = t.elapsed().as_secs_f64();
     progress.finish();
+    let outcome = Outcome {
+        generation_id: id,
+        kind: GenerationKind::Full,
+        published: true,
+        reason: None,
+        note: None,
+    };
     Ok(summary(
-        id,
-        GenerationKind::Full,
+        outcome,
         &counts,
         started,
         phase_one_seconds,
-        None,
         timings,
     ))
 }
@@ -539,17 +580,17 @@ async fn write_generation(
 }
 
 fn summary(
-    generation_id: String,
-    kind: GenerationKind,
+    outcome: Outcome,
     counts: &Counts,
     started: Instant,
     phase_one_seconds: f64,
-    note: Option<String>,
     timings: Timings,
 ) -> IndexSummary {
     IndexSummary {
-        generation_id,
-        kind,
+        generation_id: outcome.generation_id,
+        kind: outcome.kind,
+        published: outcome.published,
+        reason: outcome.reason,
         files: counts.files,
         skipped: counts.skipped,
         entities: counts.entities,
@@ -564,7 +605,7 @@ fn summary(
         embed_failures: counts.embed_failures,
         views_embedded: counts.views_embedded,
         views_reused: counts.views_reused,
-        note,
+        note: outcome.note,
         timings,
     }
 }

@@ -510,3 +510,40 @@ fn deep_nesting_and_huge_lines_do_not_crash() {
     );
     assert!(deep.entities.len() > 100);
 }
+
+#[test]
+fn code_outside_definitions_gets_module_code_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("keywords.py"),
+        "\"\"\"A list of all SQL key words.\"\"\"\n\n# Reserved words.\nreserved_keywords = \"\"\"VACUUM\nBOOST\nANALYZE\n\"\"\"\n\ndef is_reserved(word):\n    return word in reserved_keywords\n\nunreserved = [\"TRAN\", \"TRANSACTION\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("small.py"),
+        "\"\"\"Only a logger.\"\"\"\nimport logging\n\nlog = logging.getLogger(__name__)\n\ndef run():\n    log.info(\"run\")\n",
+    )
+    .unwrap();
+    let a = analyse_dir(dir.path());
+    let code: Vec<_> = a
+        .chunks
+        .iter()
+        .filter(|c| c.path == "keywords.py" && c.kind == EntityKind::Module && c.part >= 1)
+        .collect();
+    assert_eq!(code.len(), 1, "{code:#?}");
+    let chunk = code[0];
+    // The table and the later constant, the definition between them cut out, no docstring or
+    // comment repeated.
+    assert_eq!(
+        chunk.text,
+        "reserved_keywords = \"\"\"VACUUM\nBOOST\nANALYZE\n\"\"\"\n…\nunreserved = [\"TRAN\", \"TRANSACTION\"]\n"
+    );
+    assert_eq!((chunk.start_line, chunk.end_line), (4, 12));
+    assert!(chunk.search_text.contains("VACUUM"), "{}", chunk.search_text);
+    assert!(
+        !a.chunks
+            .iter()
+            .any(|c| c.path == "small.py" && c.kind == EntityKind::Module && c.part >= 1),
+        "a logger alone is not worth a chunk"
+    );
+}

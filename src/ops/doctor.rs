@@ -34,6 +34,8 @@ pub struct Check {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub checks: Vec<Check>,
+    /// The configured `sufficiency_threshold` agents compare `sufficiency_score` with.
+    pub sufficiency_threshold: f64,
 }
 
 impl Report {
@@ -42,7 +44,11 @@ impl Report {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({"ok": self.passed(), "checks": self.checks})
+        json!({
+            "ok": self.passed(),
+            "sufficiency_threshold": self.sufficiency_threshold,
+            "checks": self.checks,
+        })
     }
 
     fn push(
@@ -63,12 +69,18 @@ impl Report {
 
 /// Runs every check against the store in `root`.
 pub async fn run(root: &Path, config: &Config) -> Report {
-    let mut report = Report { checks: Vec::new() };
+    let mut report = Report {
+        checks: Vec::new(),
+        sufficiency_threshold: config.config.sufficiency_threshold,
+    };
     match Config::load(root) {
-        Ok(_) => report.push(
+        Ok(loaded) => report.push(
             "config",
             Status::Pass,
-            "aimodels.yaml valid (or defaults)",
+            format!(
+                "aimodels.yaml valid (or defaults); sufficiency_threshold {}",
+                loaded.config.sufficiency_threshold
+            ),
             "",
         ),
         Err(e) => report.push("config", Status::Fail, e.message, e.hint),
@@ -144,23 +156,23 @@ async fn check_generation(
     config: &Config,
     manifest: &crate::store::Manifest,
 ) {
-    let model_matches = manifest.embedding.as_ref().is_none_or(|e| {
-        e.model_id == config.embedding.model_id && e.dimension == config.embedding.dimension
-    });
-    if model_matches {
-        report.push(
+    let compatible = manifest
+        .embedding
+        .as_ref()
+        .map_or(Ok(()), |index| crate::embed::check_compatible(index, config));
+    match compatible {
+        Ok(()) => report.push(
             "model_match",
             Status::Pass,
             "index and configured model agree",
             "",
-        );
-    } else {
-        report.push(
+        ),
+        Err(e) => report.push(
             "model_match",
             Status::Fail,
-            format!("index built with {:?}", manifest.embedding),
+            e.message,
             "rebuild the index or configure that model",
-        );
+        ),
     }
     if manifest.builder_version == crate::BUILDER_VERSION
         && manifest.schema_version == SCHEMA_VERSION

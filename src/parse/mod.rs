@@ -65,6 +65,11 @@ impl EntityKind {
         matches!(self, EntityKind::Function | EntityKind::Method)
     }
 
+    /// Markdown sections and documents.
+    pub fn is_prose(self) -> bool {
+        matches!(self, EntityKind::Section | EntityKind::Document)
+    }
+
     /// Module and document: one per file.
     pub fn is_file_level(self) -> bool {
         matches!(self, EntityKind::Module | EntityKind::Document)

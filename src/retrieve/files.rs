@@ -21,6 +21,8 @@ pub struct FileIndex {
     lengths: Vec<u32>,
     average_length: f64,
     postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Files made only of prose (Markdown sections, documents).
+    prose: std::collections::HashSet<String>,
 }
 
 impl FileIndex {
@@ -30,7 +32,9 @@ impl FileIndex {
         let mut file_of: HashMap<&str, u32> = HashMap::new();
         let mut counts: Vec<HashMap<String, u32>> = Vec::new();
         let mut index = FileIndex::default();
+        let mut has_code: HashMap<&str, bool> = HashMap::new();
         for chunk in chunks {
+            *has_code.entry(chunk.path.as_str()).or_default() |= !chunk.kind.is_prose();
             let file = *file_of.entry(chunk.path.as_str()).or_insert_with(|| {
                 index.paths.push(chunk.path.clone());
                 let mut words = HashMap::new();
@@ -55,6 +59,11 @@ impl FileIndex {
                     .push((file as u32, tf));
             }
         }
+        index.prose = has_code
+            .into_iter()
+            .filter(|(_, code)| !code)
+            .map(|(path, _)| path.to_string())
+            .collect();
         let total: u64 = index.lengths.iter().map(|&l| u64::from(l)).sum();
         index.average_length = total as f64 / index.paths.len().max(1) as f64;
         index
@@ -89,6 +98,11 @@ impl FileIndex {
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         ranked.truncate(limit);
         ranked
+    }
+
+    /// Whether the file holds only prose (no definitions, no module code).
+    pub fn is_prose(&self, path: &str) -> bool {
+        self.prose.contains(path)
     }
 
     /// Every indexed file path, in first-seen order.

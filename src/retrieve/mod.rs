@@ -96,7 +96,7 @@ pub enum Direction {
 pub struct Retriever {
     cache: GenerationCache,
     config: Config,
-    embedder: Mutex<Option<Result<Embedder, String>>>,
+    embedder: Arc<Mutex<Option<Result<Embedder, String>>>>,
 }
 
 impl Retriever {
@@ -104,7 +104,7 @@ impl Retriever {
         Retriever {
             cache: GenerationCache::new(store_dir),
             config,
-            embedder: Mutex::new(None),
+            embedder: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -116,41 +116,65 @@ impl Retriever {
         self.cache.current().await
     }
 
-    /// The query vector, or why there is none (lexical generation, model missing, mismatch).
-    fn query_vector(
+    /// The query vector: None on a lexical generation; an error when a full generation's
+    /// vectors cannot be searched — `missing_semantic_index` (the model cannot be loaded) or
+    /// `model_mismatch` ([`crate::embed::check_compatible`], the rule `doctor` applies too).
+    /// The model loads and runs on a blocking thread; the lock is never held across an
+    /// `.await`, and a panic in inference neither poisons later queries nor kills the server.
+    async fn query_vector(
         &self,
         generation: &LoadedGeneration,
         text: &str,
-    ) -> Result<Option<Vec<f32>>, String> {
+    ) -> Result<Option<Vec<f32>>, KnowcodeError> {
         if !generation.has_vectors() {
             return Ok(None);
         }
-        let mut slot = self.embedder.lock().expect("embedder lock");
-        let embedder =
-            slot.get_or_insert_with(|| Embedder::load(&self.config).map_err(|e| e.message));
-        let embedder = embedder
-            .as_mut()
-            .map_err(|e| format!("vector leg unavailable: {e}"))?;
-        if generation.manifest.embedding.as_ref() != Some(embedder.info()) {
-            return Err(format!(
-                "vector leg skipped: the index was built with {:?}, the configured model is {:?}",
-                generation.manifest.embedding,
-                embedder.info()
-            ));
+        if let Some(index) = generation.manifest.embedding.as_ref() {
+            crate::embed::check_compatible(index, &self.config)?;
         }
-        embedder.embed_query(text).map(Some).map_err(|e| e.message)
+        let slot = Arc::clone(&self.embedder);
+        let config = self.config.clone();
+        let text = text.to_string();
+        let embedded = tokio::task::spawn_blocking(move || {
+            let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let embedder = slot.get_or_insert_with(|| {
+                Embedder::load(&config).map_err(|e| e.message)
+            });
+            match embedder.as_mut() {
+                Ok(embedder) => embedder.embed_query(&text),
+                Err(why) => Err(KnowcodeError::new(
+                    ErrorCode::MissingSemanticIndex,
+                    format!("the embedding model is unavailable: {why}"),
+                )),
+            }
+        })
+        .await;
+        match embedded {
+            Ok(vector) => vector.map(Some),
+            Err(join) => Err(KnowcodeError::new(
+                ErrorCode::Internal,
+                format!("embedding the question failed: {join}"),
+            )),
+        }
     }
 
+    /// Ranks a question; when the vector plane is unusable the ranking is lexical and its
+    /// `errors` say why (a `query` answer reports them at every verbosity).
     async fn ranked(
         &self,
         generation: &LoadedGeneration,
         question: &Question,
         limit: usize,
     ) -> Ranking {
-        let (vector, vector_error) = match self.query_vector(generation, question.embedding_text())
+        let (vector, vector_error) = match self
+            .query_vector(generation, question.embedding_text())
+            .await
         {
             Ok(v) => (v, None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (
+                None,
+                Some(format!("{}: {}; answered from the lexical plane", e.code.as_str(), e.message)),
+            ),
         };
         let mut ranking = rank::rank(
             generation,
@@ -511,7 +535,19 @@ impl Retriever {
                 format!("generation {} is lexical: it has no vectors", generation.id),
             ));
         }
-        let ranking = self.ranked(generation, &Question::read(query), limit).await;
+        // Semantic search never answers lexically in silence: no usable vectors, an error.
+        let question = Question::read(query);
+        let vector = self
+            .query_vector(generation, question.embedding_text())
+            .await?;
+        let ranking = rank::rank(
+            generation,
+            &question,
+            vector.as_deref(),
+            self.config.config.hybrid_alpha,
+            limit,
+        )
+        .await;
         let hits = ranking
             .hits
             .iter()

@@ -1,7 +1,9 @@
 //! The MCP server over stdio (rmcp): lists the three tools (plus the legacy five with
 //! `--legacy-tools`) and routes every call to [`Service`]. Results are one text item of
 //! compact JSON; failures are `{error, code, hint}` with `isError` set, so the agent reads
-//! them. Only protocol goes to stdout; logs go to stderr.
+//! them. Only protocol goes to stdout; logs go to stderr. A server whose `aimodels.yaml` is
+//! invalid still starts: every call then answers `invalid_config` naming the key, so the
+//! agent can tell its user what to fix instead of seeing a dead server.
 
 use std::sync::Arc;
 
@@ -14,19 +16,36 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
 use super::service::Service;
+use crate::error::KnowcodeError;
 use super::tools::{self, LEGACY};
 
 #[derive(Clone)]
 pub struct McpServer {
-    service: Arc<Service>,
+    /// The service, or why it could not be configured (answered to every call).
+    service: Result<Arc<Service>, KnowcodeError>,
     legacy: bool,
 }
 
 impl McpServer {
-    pub fn new(service: Service, legacy: bool) -> Self {
+    pub fn new(service: Result<Service, KnowcodeError>, legacy: bool) -> Self {
         McpServer {
-            service: Arc::new(service),
+            service: service.map(Arc::new),
             legacy,
+        }
+    }
+
+    /// The instructions an agent reads once per session: how to start, and the configured
+    /// sufficiency threshold it should compare `sufficiency_score` with.
+    fn instructions(&self) -> String {
+        match &self.service {
+            Ok(service) => format!(
+                "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate (verbosity=standard, more max_tokens or limit_entities) only when sufficiency_score is below {} (this server's sufficiency_threshold).",
+                service.config().config.sufficiency_threshold
+            ),
+            Err(e) => format!(
+                "knowcode cannot serve until aimodels.yaml is fixed: {}. Every call answers invalid_config.",
+                e.message
+            ),
         }
     }
 
@@ -50,9 +69,7 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("knowcode", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-            "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate only when sufficiency_score is below the threshold.",
-        )
+            .with_instructions(self.instructions())
     }
 
     async fn list_tools(
@@ -71,7 +88,11 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let (tool, arguments) = self.route(&request.name, request.arguments.unwrap_or_default());
-        let result = match self.service.call(&tool, arguments).await {
+        let outcome = match &self.service {
+            Ok(service) => service.call(&tool, arguments).await,
+            Err(config_error) => Err(config_error.clone()),
+        };
+        let result = match outcome {
             Ok(payload) => CallToolResult::success(vec![ContentBlock::text(
                 serde_json::to_string(&payload).unwrap_or_default(),
             )]),
@@ -83,7 +104,10 @@ impl ServerHandler for McpServer {
 
 /// Serves MCP on stdin/stdout until the client disconnects; malformed lines are answered
 /// by [`super::stdio_guard`] and never reach rmcp.
-pub async fn serve_stdio(service: Service, legacy: bool) -> anyhow::Result<()> {
+pub async fn serve_stdio(
+    service: Result<Service, KnowcodeError>,
+    legacy: bool,
+) -> anyhow::Result<()> {
     let server = McpServer::new(service, legacy);
     let transport = super::stdio_guard::guard(tokio::io::stdin(), tokio::io::stdout());
     let running = server.serve(transport).await?;

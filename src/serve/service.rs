@@ -166,6 +166,10 @@ impl Service {
         &self.root
     }
 
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// What depends on an entity (REST `impact`; not an MCP action).
     pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
         self.retriever.impact(target, depth).await
@@ -321,7 +325,6 @@ impl Service {
                     .map_err(|e| e.to_knowcode())?;
                 crate::retrieve::freshness::invalidate();
                 let mut result = serde_json::to_value(&summary).unwrap_or_default();
-                result["published"] = json!(true);
                 if let Value::Object(map) = &mut result {
                     map.remove("timings");
                 }
@@ -404,6 +407,7 @@ impl Service {
             "vectors": counts.vectors,
             "signature_views": counts.views_embedded + counts.views_reused,
             "disk_bytes": Store::at(&self.root).disk_bytes(),
+            "sufficiency_threshold": self.config.config.sufficiency_threshold,
         }))
     }
 }
