@@ -15,23 +15,12 @@ fn default_tool_surface_costs_at_most_1000_tokens_per_turn() {
     assert_eq!(tools::tool_list(true).len(), 8);
 }
 
-fn python() -> String {
-    std::env::var("KNOWCODE_TEST_PYTHON").unwrap_or_else(|_| {
-        let venv = knowcode::config::cache_dir().join("py/bin/python");
-        if venv.is_file() {
-            venv.to_string_lossy().into_owned()
-        } else {
-            "python3".into()
-        }
-    })
-}
-
 #[test]
 fn a_real_mcp_client_drives_the_whole_contract_over_stdio() {
     common::require_model();
     let repo = common::copy_fixture("python");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let out = std::process::Command::new(python())
+    let out = std::process::Command::new(common::python())
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_knowcode"))
         .arg(repo.path())

@@ -73,10 +73,6 @@ const FILE_SHARE: f64 = 1.0;
 const FILE_POOL: f64 = 0.5;
 /// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share.
 const FILE_DECAY: f64 = 0.3;
-/// On a report, a file's n-th entity (from 0) keeps `FILE_SPREAD^n` of its score at full
-/// strength, so the list covers more files (issue benchmark: change descriptions Acc@5
-/// query +0.6, 0.3 no better).
-const FILE_SPREAD: f64 = 0.5;
 /// The file prior starts above this many words and reaches full strength this many words
 /// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
 const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
@@ -258,7 +254,6 @@ pub async fn rank(
         hit.score *= kind_prior(chunk.kind) * test_prior;
     }
     let files = pool_files(generation, question, &mut hits, frame_files, about_tests);
-    spread_over_files(generation, question, &mut hits);
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -607,18 +602,6 @@ fn pool_files(
             .then_with(|| a.path.cmp(&b.path))
     });
     files
-}
-
-/// On a report, the n-th entity of one file (from 0, in score order) keeps
-/// `1 - strength * (1 - FILE_SPREAD^n)` of its score, so the list covers more files.
-fn spread_over_files(generation: &LoadedGeneration, question: &Question, hits: &mut [Hit]) {
-    let strength = file_prior_strength(question);
-    if strength == 0.0 {
-        return;
-    }
-    for (i, nth) in places_in_file(generation, hits) {
-        hits[i].score *= 1.0 - strength * (1.0 - FILE_SPREAD.powi(nth));
-    }
 }
 
 /// Each hit's index with its place among its file's hits (0 = the file's best), best hit

@@ -49,16 +49,20 @@ impl McpServer {
         }
     }
 
-    /// Maps a legacy flat tool onto its consolidated tool and action.
+    /// Maps a legacy flat tool onto its consolidated tool and action, with the predecessor's
+    /// defaults for arguments the caller left out.
     fn route(&self, name: &str, mut arguments: Map<String, Value>) -> (String, Map<String, Value>) {
         match LEGACY
             .iter()
-            .find(|(legacy, _, _)| *legacy == name)
+            .find(|legacy| legacy.name == name)
             .filter(|_| self.legacy)
         {
-            Some((_, tool, action)) => {
-                arguments.insert("action".into(), Value::String((*action).to_string()));
-                (tool.to_string(), arguments)
+            Some(legacy) => {
+                for (key, value) in legacy.defaults {
+                    arguments.entry(*key).or_insert(Value::from(*value));
+                }
+                arguments.insert("action".into(), Value::String(legacy.action.to_string()));
+                (legacy.tool.to_string(), arguments)
             }
             None => (name.to_string(), arguments),
         }

@@ -18,8 +18,6 @@ const WORKERS: usize = 4;
 /// Largest request body accepted.
 const MAX_BODY: u64 = 1024 * 1024;
 /// `POST /api/v1/context/query` defaults (the contract's REST defaults).
-const QUERY_MAX_TOKENS: u64 = 4000;
-const QUERY_LIMIT_ENTITIES: u64 = 3;
 
 /// What a request asks for.
 #[derive(Debug, PartialEq)]
@@ -144,12 +142,9 @@ pub fn route(method: &str, url: &str, body: &str) -> Result<Call, (u16, Knowcode
                     KnowcodeError::invalid_argument("body", "must be a JSON object"),
                 ));
             };
-            arguments
-                .entry("max_tokens")
-                .or_insert(json!(QUERY_MAX_TOKENS));
-            arguments
-                .entry("limit_entities")
-                .or_insert(json!(QUERY_LIMIT_ENTITIES));
+            for (key, value) in tools::FULL_QUERY_DEFAULTS {
+                arguments.entry(*key).or_insert(json!(value));
+            }
             arguments.entry("expand_deps").or_insert(json!(true));
             Ok(Call::Tool(tools::RETRIEVE, with_action(arguments, "query")))
         }

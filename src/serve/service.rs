@@ -137,7 +137,7 @@ const RETRIEVE_ARGS: &[&str] = &[
 ];
 /// Commits listed by `inspect action=history`.
 const HISTORY_LIMIT: usize = 20;
-const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "output"];
+const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "temporal", "output"];
 const INSPECT_ARGS: &[&str] = &["action", "job_id", "target"];
 
 /// The server state behind every surface.
@@ -308,7 +308,7 @@ impl Service {
             store_dir: self.root.clone(),
             ignore_globs: Vec::new(),
             embed: !args.boolean("no_embed", false)?,
-            temporal: false,
+            temporal: args.boolean("temporal", false)?,
             config: self.config.clone(),
         };
         match action {

@@ -30,13 +30,51 @@ pub const TASK_TYPES: &[&str] = &[
 ];
 pub const VERBOSITIES: &[&str] = &["minimal", "standard", "verbose", "diagnostic"];
 
-/// The predecessor's flat tools, kept behind `--legacy-tools`: (name, tool, action).
-pub const LEGACY: &[(&str, &str, &str)] = &[
-    ("search_codebase", RETRIEVE, "search"),
-    ("get_entity_context", RETRIEVE, "context"),
-    ("trace_calls", RETRIEVE, "trace"),
-    ("retrieve_context_for_query", RETRIEVE, "query"),
-    ("assess_codebase_quality", INSPECT, "quality"),
+/// The predecessor's full-context query defaults, kept where agents expect them: the legacy
+/// `retrieve_context_for_query` tool and the REST query endpoint (the MCP `query` action
+/// defaults to 1,500 tokens and one entity).
+pub const FULL_QUERY_DEFAULTS: &[(&str, u64)] = &[("max_tokens", 4000), ("limit_entities", 3)];
+
+/// One of the predecessor's flat tools, kept behind `--legacy-tools`.
+pub struct LegacyTool {
+    pub name: &'static str,
+    pub tool: &'static str,
+    pub action: &'static str,
+    /// Arguments filled in when the caller leaves them out (the predecessor's defaults).
+    pub defaults: &'static [(&'static str, u64)],
+}
+
+pub const LEGACY: &[LegacyTool] = &[
+    LegacyTool {
+        name: "search_codebase",
+        tool: RETRIEVE,
+        action: "search",
+        defaults: &[],
+    },
+    LegacyTool {
+        name: "get_entity_context",
+        tool: RETRIEVE,
+        action: "context",
+        defaults: &[],
+    },
+    LegacyTool {
+        name: "trace_calls",
+        tool: RETRIEVE,
+        action: "trace",
+        defaults: &[],
+    },
+    LegacyTool {
+        name: "retrieve_context_for_query",
+        tool: RETRIEVE,
+        action: "query",
+        defaults: FULL_QUERY_DEFAULTS,
+    },
+    LegacyTool {
+        name: "assess_codebase_quality",
+        tool: INSPECT,
+        action: "quality",
+        defaults: &[],
+    },
 ];
 
 fn schema(properties: Value) -> Arc<Map<String, Value>> {
@@ -78,6 +116,7 @@ fn lifecycle_tool() -> Tool {
     let properties = json!({
         "action": string_enum(LIFECYCLE_ACTIONS),
         "no_embed": {"type": "boolean"},
+        "temporal": {"type": "boolean", "description": "also mine git history"},
         "output": {"type": "string", "description": "export folder, inside the root"},
     });
     Tool::new(
@@ -139,7 +178,7 @@ pub fn tool_list(legacy: bool) -> Vec<Tool> {
         tools.extend(
             LEGACY
                 .iter()
-                .map(|(name, tool, action)| legacy_tool(name, tool, action)),
+                .map(|legacy| legacy_tool(legacy.name, legacy.tool, legacy.action)),
         );
     }
     tools

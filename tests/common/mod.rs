@@ -243,3 +243,15 @@ pub fn knowcode_json(args: &[&str]) -> (bool, serde_json::Value) {
     let value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     (out.status.success(), value)
 }
+
+/// The Python with the MCP SDK: `KNOWCODE_TEST_PYTHON`, else the venv scripts/test makes.
+pub fn python() -> String {
+    std::env::var("KNOWCODE_TEST_PYTHON").unwrap_or_else(|_| {
+        let venv = knowcode::config::cache_dir().join("py/bin/python");
+        if venv.is_file() {
+            venv.to_string_lossy().into_owned()
+        } else {
+            "python3".into()
+        }
+    })
+}

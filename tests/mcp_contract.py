@@ -1,0 +1,224 @@
+"""The promises an agent acts on, each pinned through the official MCP SDK against the real binary.
+
+Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
+Scenarios: publish, payloads, legacy, vector_plane, bad_config.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BIN, REPO, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+QUESTION = "apply a percentage discount to an amount"
+
+
+def body_of(result):
+    assert len(result.content) == 1, result
+    return json.loads(result.content[0].text)
+
+
+def size(body):
+    return len(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+async def ok(session, tool, **arguments):
+    result = await session.call_tool(tool, arguments)
+    body = body_of(result)
+    assert not result.is_error, f"{tool} {arguments}: {body}"
+    return body
+
+
+async def error(session, tool, code, **arguments):
+    result = await session.call_tool(tool, arguments)
+    body = body_of(result)
+    assert result.is_error, f"{tool} {arguments} should fail: {body}"
+    assert body["code"] == code, f"{tool} {arguments}: expected {code}, got {body}"
+    assert body["hint"], body
+    return body
+
+
+async def finished_job(session, **arguments):
+    job = await ok(session, "knowcode_lifecycle", **arguments)
+    for _ in range(600):
+        status = await ok(session, "knowcode_inspect", action="job_status", job_id=job["job_id"])
+        if status["state"] != "running":
+            return status
+        await asyncio.sleep(0.5)
+    raise AssertionError("job did not finish")
+
+
+class Server:
+    """One `knowcode mcp` process with an initialized client session."""
+
+    def __init__(self, *extra_args, env=None):
+        self.params = StdioServerParameters(
+            command=BIN, args=["mcp", "--store", REPO, *extra_args], env=dict(os.environ, **(env or {})))
+
+    async def __aenter__(self):
+        self.stdio = stdio_client(self.params)
+        read, write = await self.stdio.__aenter__()
+        self.session_cm = ClientSession(read, write)
+        self.session = await self.session_cm.__aenter__()
+        self.init = await self.session.initialize()
+        return self
+
+    async def __aexit__(self, *exc):
+        if exc[0] is not None:
+            # A failed check: report it and leave at once (closing the SDK's stdio tasks
+            # after an exception can hang).
+            traceback.print_exception(*exc)
+            sys.stdout.flush()
+            os._exit(1)
+        await self.session_cm.__aexit__(*exc)
+        await self.stdio.__aexit__(*exc)
+
+
+def write_config(text):
+    with open(os.path.join(REPO, "aimodels.yaml"), "w") as f:
+        f.write(text)
+
+
+async def publish():
+    """`published` is true only when the job made a new generation current; `temporal` builds."""
+    subprocess.run(["git", "init", "-q", REPO], check=True)
+    subprocess.run(["git", "-C", REPO, "-c", "user.name=t", "-c", "user.email=t@e", "add", "-A"], check=True)
+    subprocess.run(["git", "-C", REPO, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm",
+                    "shop: carts and prices"], check=True)
+    async with Server() as s:
+        first = await finished_job(s.session, action="build")
+        assert first["state"] == "succeeded", first
+        assert first["result"]["published"] is True and first["result"]["kind"] == "full", first
+        assert "reason" not in first["result"], first
+        full_id = first["result"]["generation_id"]
+
+        kept = await finished_job(s.session, action="build", no_embed=True)
+        assert kept["state"] == "succeeded", kept
+        result = kept["result"]
+        assert result["published"] is False, kept
+        assert result["reason"] == "no_embed", kept
+        assert result["generation_id"] == full_id and result["kind"] == "full", kept
+        assert full_id in result["note"], kept
+        stats = await ok(s.session, "knowcode_inspect", action="stats")
+        assert stats["generation_id"] == full_id, stats
+
+        await error(s.session, "knowcode_inspect", "missing_history", action="history")
+        temporal = await finished_job(s.session, action="build", temporal=True)
+        assert temporal["state"] == "succeeded" and temporal["result"]["published"] is True, temporal
+        history = await ok(s.session, "knowcode_inspect", action="history", target="shop/cart.py")
+        assert "carts and prices" in json.dumps(history), history
+
+
+# Byte caps per action on the fixture, at the defaults (measured well below; a cap catches a
+# field that starts to grow, not a few bytes).
+CAPS = {"query": 2500, "search": 2000, "context": 3000, "trace": 2500, "semantic_search": 6000}
+MINIMAL_KEYS = {"context_text", "sufficiency_score", "total_tokens", "freshness"}
+MINIMAL_OPTIONAL = {"also", "errors", "reduction_summary", "source_included"}
+
+
+async def payloads():
+    """Minimal payload key set, the query defaults, the threshold an agent sees, byte caps."""
+    write_config("config:\n  sufficiency_threshold: 0.7\n")
+    async with Server() as s:
+        assert "0.7" in (s.init.instructions or ""), s.init.instructions
+        assert (await finished_job(s.session, action="build"))["state"] == "succeeded"
+        stats = await ok(s.session, "knowcode_inspect", action="stats")
+        assert stats["sufficiency_threshold"] == 0.7, stats
+        doctor = await ok(s.session, "knowcode_inspect", action="doctor")
+        assert doctor["sufficiency_threshold"] == 0.7, doctor
+
+        answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+        keys = set(answer)
+        assert MINIMAL_KEYS <= keys <= MINIMAL_KEYS | MINIMAL_OPTIONAL, sorted(keys)
+        assert answer["total_tokens"] <= 1500, answer
+        # one entity, no dependency expansion: a single section, no neighbours' sections
+        assert answer["context_text"].count("\n## ") + answer["context_text"].startswith("## ") == 1, answer
+        standard = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION, verbosity="standard")
+        assert len(standard["entities"]) == 1, standard
+        assert standard["entities"][0] == "shop/pricing.py::apply_discount", standard
+        assert "evidence" not in standard, standard
+        sized = {
+            "query": answer,
+            "search": await ok(s.session, "knowcode_retrieve", action="search", query="round_cents"),
+            "context": await ok(s.session, "knowcode_retrieve", action="context", target="Cart.total"),
+            "trace": await ok(s.session, "knowcode_retrieve", action="trace", target="apply_discount"),
+            "semantic_search": await ok(s.session, "knowcode_retrieve", action="semantic_search", query=QUESTION),
+        }
+        for action, body in sized.items():
+            print(f"{action}: {size(body)} bytes (cap {CAPS[action]})")
+            assert size(body) <= CAPS[action], (action, size(body), body)
+
+
+async def legacy():
+    """The five flat tools route to the right action with their predecessor's defaults."""
+    async with Server("--legacy-tools") as s:
+        names = {t.name for t in (await s.session.list_tools()).tools}
+        legacy_names = {"search_codebase", "get_entity_context", "trace_calls",
+                        "retrieve_context_for_query", "assess_codebase_quality"}
+        assert legacy_names <= names and len(names) == 8, names
+        assert (await finished_job(s.session, action="build"))["state"] == "succeeded"
+        found = await ok(s.session, "search_codebase", query="round_cents")
+        assert found["results"][0]["id"] == "shop/pricing.py::round_cents", found
+        context = await ok(s.session, "get_entity_context", target="Cart.total")
+        assert "Cart.total" in context["context_text"], context
+        trace = await ok(s.session, "trace_calls", target="apply_discount")
+        assert any(n["id"] == "shop/cart.py::Cart.total" for n in trace["nodes"]), trace
+        full = await ok(s.session, "retrieve_context_for_query", query=QUESTION)
+        consolidated = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+        # the predecessor's 4,000 tokens and 3 entities, against the MCP action's 1,500 and 1
+        assert "summary of 3 entities" in full.get("reduction_summary", ""), full
+        assert "summary of 1 entity" in consolidated.get("reduction_summary", ""), consolidated
+        narrow = await ok(s.session, "retrieve_context_for_query", query=QUESTION, limit_entities=1)
+        assert "summary of 1 entity" in narrow.get("reduction_summary", ""), narrow
+        quality = await ok(s.session, "assess_codebase_quality")
+        assert quality["overall"]["grade"] in "ABCDF", quality
+
+
+async def vector_plane():
+    """No usable vectors: semantic_search refuses with a code, query says it fell back."""
+    async with Server() as s:
+        assert (await finished_job(s.session, action="build"))["state"] == "succeeded"
+        semantic = await ok(s.session, "knowcode_retrieve", action="semantic_search", query=QUESTION)
+        assert semantic["retrieval_mode"] == "hybrid", semantic
+    write_config("embedding:\n  max_length: 256\n")
+    async with Server() as s:
+        refused = await error(s.session, "knowcode_retrieve", "model_mismatch", action="semantic_search", query=QUESTION)
+        assert "max_length" in refused["error"], refused
+        for verbosity in ["minimal", "standard"]:
+            answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION, verbosity=verbosity)
+            assert any("model_mismatch" in e for e in answer.get("errors", [])), answer
+        doctor = await ok(s.session, "knowcode_inspect", action="doctor")
+        check = next(c for c in doctor["checks"] if c["name"] == "model_match")
+        assert check["status"] == "fail" and "max_length" in check["message"], doctor
+    os.remove(os.path.join(REPO, "aimodels.yaml"))
+    empty = os.path.join(REPO, "no-model-here")
+    os.makedirs(empty)
+    async with Server(env={"KNOWCODE_MODEL_DIR": empty}) as s:
+        await error(s.session, "knowcode_retrieve", "missing_semantic_index", action="semantic_search", query=QUESTION)
+        answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+        assert any("missing_semantic_index" in e for e in answer.get("errors", [])), answer
+        assert "apply_discount" in answer["context_text"], answer
+
+
+async def bad_config():
+    """A bad aimodels.yaml: the server starts and every call names the key."""
+    write_config("config:\n  sufficiency_threshold: 7\n")
+    async with Server() as s:
+        assert "aimodels.yaml" in (s.init.instructions or ""), s.init.instructions
+        assert len((await s.session.list_tools()).tools) == 3
+        for tool, arguments in [
+            ("knowcode_retrieve", {"action": "query", "query": QUESTION}),
+            ("knowcode_lifecycle", {"action": "build"}),
+            ("knowcode_inspect", {"action": "stats"}),
+        ]:
+            failed = await error(s.session, tool, "invalid_config", **arguments)
+            assert "sufficiency_threshold" in failed["error"], failed
+
+
+asyncio.run(globals()[SCENARIO]())
+print(f"{SCENARIO}: all checks passed")

@@ -1,0 +1,48 @@
+//! The contract's promises an agent acts on (`published`, defaults, the threshold, legacy
+//! tools, the vector plane, a bad config), each driven by the official MCP SDK against the
+//! real binary: `tests/mcp_contract.py <bin> <repo> <scenario>`.
+
+mod common;
+
+fn scenario(name: &str) {
+    common::require_model();
+    let repo = common::copy_fixture("python");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_contract.py");
+    let out = std::process::Command::new(common::python())
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_knowcode"))
+        .arg(repo.path())
+        .arg(name)
+        .output()
+        .expect("python runs (scripts/test installs the MCP SDK)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("{name}: all checks passed")));
+}
+
+#[test]
+fn published_is_true_only_when_a_new_generation_became_current() {
+    scenario("publish");
+}
+
+#[test]
+fn minimal_payloads_defaults_threshold_and_byte_caps() {
+    scenario("payloads");
+}
+
+#[test]
+fn the_five_legacy_tools_route_with_their_predecessors_defaults() {
+    scenario("legacy");
+}
+
+#[test]
+fn an_unusable_vector_plane_is_an_error_or_a_stated_fallback() {
+    scenario("vector_plane");
+}
+
+#[test]
+fn a_bad_config_answers_invalid_config_on_every_call() {
+    scenario("bad_config");
+}
