@@ -103,7 +103,11 @@ const MIN_MODULE_CODE_CHARS: usize = 40;
 /// the chunk budget. Gaps where definitions were are marked `…`. Without these chunks such
 /// code is in no chunk at all: neither searchable nor part of its file's evidence.
 fn module_code_chunks(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
-    let Some(module) = file.entities.first().filter(|m| m.kind == EntityKind::Module) else {
+    let Some(module) = file
+        .entities
+        .first()
+        .filter(|m| m.kind == EntityKind::Module)
+    else {
         return Vec::new();
     };
     let lines: Vec<&str> = file.text.lines().collect();
@@ -183,12 +187,13 @@ fn module_code_lines(file: &ParsedFile, lines: &[&str]) -> Vec<usize> {
 fn is_code_line(trimmed: &str) -> bool {
     const COMMENTS: [&str; 6] = ["//", "#", "/*", "*", "--", ";"];
     const MARKERS: [&str; 5] = ["package ", "namespace ", "import (", "<?php", "?>"];
-    !trimmed.is_empty()
-        && !COMMENTS.iter().any(|m| trimmed.starts_with(m))
-        && !MARKERS.iter().any(|m| trimmed.starts_with(m))
-        && !(trimmed.starts_with("mod ") && trimmed.ends_with(';'))
-        && trimmed != "end"
-        && !trimmed.chars().all(|c| "{}()[];,".contains(c))
+    let says_nothing = trimmed.is_empty()
+        || COMMENTS.iter().any(|m| trimmed.starts_with(m))
+        || MARKERS.iter().any(|m| trimmed.starts_with(m))
+        || (trimmed.starts_with("mod ") && trimmed.ends_with(';'))
+        || trimmed == "end"
+        || trimmed.chars().all(|c| "{}()[];,".contains(c));
+    !says_nothing
 }
 
 /// The 1-based lines where the module doc is written: from the first line holding its first
@@ -206,7 +211,6 @@ fn doc_lines(lines: &[&str], doc: &str) -> Option<(u32, u32)> {
         .map_or(end, |k| end + k);
     Some((start as u32 + 1, closing as u32 + 1))
 }
-
 
 fn structural_header(path: &str, qualified_name: &str, kind: EntityKind) -> String {
     format!("{path} | {qualified_name} | {}", kind.as_str())

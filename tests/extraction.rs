@@ -539,7 +539,11 @@ fn code_outside_definitions_gets_module_code_chunks() {
         "reserved_keywords = \"\"\"VACUUM\nBOOST\nANALYZE\n\"\"\"\n…\nunreserved = [\"TRAN\", \"TRANSACTION\"]\n"
     );
     assert_eq!((chunk.start_line, chunk.end_line), (4, 12));
-    assert!(chunk.search_text.contains("VACUUM"), "{}", chunk.search_text);
+    assert!(
+        chunk.search_text.contains("VACUUM"),
+        "{}",
+        chunk.search_text
+    );
     assert!(
         !a.chunks
             .iter()

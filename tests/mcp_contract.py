@@ -1,12 +1,13 @@
 """The promises an agent acts on, each pinned through the official MCP SDK against the real binary.
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
-Scenarios: publish, payloads, legacy, vector_plane, bad_config.
+Scenarios: publish, payloads, legacy, vector_plane, legacy_store, bad_config.
 """
 
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -203,6 +204,30 @@ async def vector_plane():
         answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
         assert any("missing_semantic_index" in e for e in answer.get("errors", [])), answer
         assert "apply_discount" in answer["context_text"], answer
+
+
+async def legacy_store():
+    """A legacy flat knowcode_knowledge.json counts as ready everywhere a reader looks."""
+    async with Server() as s:
+        assert (await finished_job(s.session, action="build"))["state"] == "succeeded"
+        assert (await finished_job(s.session, action="export", output="export"))["state"] == "succeeded"
+    flat = os.path.join(REPO, "flat")
+    os.makedirs(flat)
+    shutil.copytree(os.path.join(REPO, "shop"), os.path.join(flat, "shop"))
+    shutil.copy(os.path.join(REPO, "export", "knowcode_knowledge.json"), flat)
+    params = StdioServerParameters(command=BIN, args=["mcp", "--store", flat], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            answer = await ok(session, "knowcode_retrieve", action="query", query=QUESTION)
+            assert "apply_discount" in answer["context_text"], answer
+            quality = await ok(session, "knowcode_inspect", action="quality")
+            assert quality["overall"]["grade"] in "ABCDF", quality
+            doctor = await ok(session, "knowcode_inspect", action="doctor")
+            store = next(c for c in doctor["checks"] if c["name"] == "store")
+            assert store["status"] != "fail" and "legacy" in store["message"], doctor
+            stats = await ok(session, "knowcode_inspect", action="stats")
+            assert stats["files"] >= 1, stats
 
 
 async def bad_config():

@@ -43,6 +43,11 @@ fn an_unusable_vector_plane_is_an_error_or_a_stated_fallback() {
 }
 
 #[test]
+fn a_legacy_flat_store_is_ready_for_every_reader() {
+    scenario("legacy_store");
+}
+
+#[test]
 fn a_bad_config_answers_invalid_config_on_every_call() {
     scenario("bad_config");
 }

@@ -156,10 +156,9 @@ async fn check_generation(
     config: &Config,
     manifest: &crate::store::Manifest,
 ) {
-    let compatible = manifest
-        .embedding
-        .as_ref()
-        .map_or(Ok(()), |index| crate::embed::check_compatible(index, config));
+    let compatible = manifest.embedding.as_ref().map_or(Ok(()), |index| {
+        crate::embed::check_compatible(index, config)
+    });
     match compatible {
         Ok(()) => report.push(
             "model_match",

@@ -310,6 +310,9 @@ pub fn build_bundle(
         source_included: false,
         source_tokens_omitted: 0,
     };
+    let excerpt = focus
+        .filter(|_| profile.include_source && profile.source_excerpt())
+        .and_then(|focus| source_excerpt(generation, entity, focus));
     for &section in template(task) {
         if section == Section::Source && !profile.include_source {
             if let Some(source) = render(generation, entity, Section::Source, profile) {
@@ -317,16 +320,23 @@ pub fn build_bundle(
             }
             continue;
         }
-        let rendered = match focus {
-            Some(focus) if section == Section::Source && profile.source_excerpt() => {
-                source_excerpt(generation, entity, focus)
-            }
+        let rendered = match &excerpt {
+            Some(excerpt) if section == Section::Source => Some(excerpt.clone()),
             _ => render(generation, entity, section, profile),
         };
         let Some(content) = rendered else {
             continue;
         };
         bundle.planned.push(section);
+        // The excerpt to come already shows the signature or the doc: said once.
+        if matches!(section, Section::Signature | Section::Doc)
+            && let Some(excerpt) = &excerpt
+            && shows_every_line(excerpt, &content)
+            && tokens::count(&join(&bundle.text, excerpt)) <= budget
+        {
+            bundle.included.push(section);
+            continue;
+        }
         let candidate = join(&bundle.text, &content);
         let candidate_tokens = tokens::count(&candidate);
         if candidate_tokens <= budget {
@@ -395,6 +405,15 @@ impl Focus {
         words.dedup();
         frame + words.iter().filter(|w| self.words.contains(*w)).count()
     }
+}
+
+/// Whether every non-blank line of `content` is written in `excerpt`.
+fn shows_every_line(excerpt: &str, content: &str) -> bool {
+    content
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .all(|line| excerpt.contains(line))
 }
 
 /// Source lines an excerpt shows at most (besides the first line).

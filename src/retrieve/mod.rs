@@ -137,9 +137,8 @@ impl Retriever {
         let text = text.to_string();
         let embedded = tokio::task::spawn_blocking(move || {
             let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let embedder = slot.get_or_insert_with(|| {
-                Embedder::load(&config).map_err(|e| e.message)
-            });
+            let embedder =
+                slot.get_or_insert_with(|| Embedder::load(&config).map_err(|e| e.message));
             match embedder.as_mut() {
                 Ok(embedder) => embedder.embed_query(&text),
                 Err(why) => Err(KnowcodeError::new(
@@ -173,7 +172,11 @@ impl Retriever {
             Ok(v) => (v, None),
             Err(e) => (
                 None,
-                Some(format!("{}: {}; answered from the lexical plane", e.code.as_str(), e.message)),
+                Some(format!(
+                    "{}: {}; answered from the lexical plane",
+                    e.code.as_str(),
+                    e.message
+                )),
             ),
         };
         let mut ranking = rank::rank(

@@ -16,8 +16,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
 use super::service::Service;
-use crate::error::KnowcodeError;
 use super::tools::{self, LEGACY};
+use crate::error::KnowcodeError;
 
 #[derive(Clone)]
 pub struct McpServer {

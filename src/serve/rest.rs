@@ -17,8 +17,6 @@ use crate::error::{ErrorCode, KnowcodeError};
 const WORKERS: usize = 4;
 /// Largest request body accepted.
 const MAX_BODY: u64 = 1024 * 1024;
-/// `POST /api/v1/context/query` defaults (the contract's REST defaults).
-
 /// What a request asks for.
 #[derive(Debug, PartialEq)]
 pub enum Call {
@@ -167,12 +165,17 @@ pub async fn answer(service: &Service, call: Call) -> (u16, Value) {
 }
 
 fn health(service: &Service) -> Value {
-    let store = crate::store::Store::at(service.root());
+    use crate::store::legacy::Readiness;
+    let readiness = crate::store::legacy::readiness(service.root());
     json!({
         "status": "ok",
         "version": crate::BUILDER_VERSION,
-        "index_ready": store.current_id().is_some(),
-        "generation_id": store.current_id(),
+        "index_ready": readiness != Readiness::Missing,
+        "generation_id": match &readiness {
+            Readiness::Generation(id) => Some(id.as_str()),
+            Readiness::LegacyFlat => Some("legacy"),
+            Readiness::Missing => None,
+        },
     })
 }
 

@@ -16,6 +16,7 @@ use crate::index::{self, IndexOptions};
 use crate::retrieve::profile::{TaskType, Verbosity};
 use crate::retrieve::{Direction, QueryRequest, Retriever};
 use crate::store::Store;
+use crate::store::legacy::Readiness;
 
 /// The served root: `--store` (must exist) > `CLAUDE_PROJECT_DIR` (if a folder) > the
 /// current directory.
@@ -348,39 +349,46 @@ impl Service {
             "doctor" => Ok(crate::ops::doctor::run(&self.root, &self.config)
                 .await
                 .to_json()),
-            "quality" => {
-                let store = Store::at(&self.root);
-                let (id, _) = store.current_manifest()?;
-                crate::ops::quality::read(&store.generation_dir(&id)).map_err(|_| {
-                    KnowcodeError::new(
-                        ErrorCode::MissingPreflightReport,
-                        format!("generation {id} has no quality report"),
-                    )
-                })
-            }
-            "preflight" => {
-                let options = IndexOptions {
-                    root: self.root.clone(),
-                    store_dir: self.root.clone(),
-                    ignore_globs: Vec::new(),
-                    embed: false,
-                    temporal: false,
-                    config: self.config.clone(),
-                };
-                let analysis = tokio::task::spawn_blocking(move || {
-                    index::analyse(&options, &index::NoProgress, &mut index::Timings::default())
-                })
-                .await
-                .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?
-                .map_err(|e| e.to_knowcode())?;
-                Ok(crate::ops::quality::report(&analysis))
-            }
+            "quality" => match crate::store::legacy::readiness(&self.root) {
+                Readiness::Generation(id) => {
+                    let store = Store::at(&self.root);
+                    crate::ops::quality::read(&store.generation_dir(&id)).map_err(|_| {
+                        KnowcodeError::new(
+                            ErrorCode::MissingPreflightReport,
+                            format!("generation {id} has no quality report"),
+                        )
+                    })
+                }
+                // The flat file carries no report: the working tree's, computed now.
+                Readiness::LegacyFlat => self.preflight().await,
+                Readiness::Missing => Err(KnowcodeError::missing_store(&self.root)),
+            },
+            "preflight" => self.preflight().await,
             _ => {
                 let generation = self.retriever.generation().await?;
                 let target = args.string("target")?;
                 crate::ops::history::query(&generation, target.as_deref(), HISTORY_LIMIT)
             }
         }
+    }
+
+    /// A quality report of the working tree, computed now (nothing is stored).
+    async fn preflight(&self) -> Result<Value, KnowcodeError> {
+        let options = IndexOptions {
+            root: self.root.clone(),
+            store_dir: self.root.clone(),
+            ignore_globs: Vec::new(),
+            embed: false,
+            temporal: false,
+            config: self.config.clone(),
+        };
+        let analysis = tokio::task::spawn_blocking(move || {
+            index::analyse(&options, &index::NoProgress, &mut index::Timings::default())
+        })
+        .await
+        .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(|e| e.to_knowcode())?;
+        Ok(crate::ops::quality::report(&analysis))
     }
 
     /// Counts small enough for an agent (≤ 600 bytes).

@@ -26,6 +26,24 @@ struct Knowledge {
     relationships: Vec<Edge>,
 }
 
+/// What a reader serves from a store folder: the one rule for "an index is ready", used by
+/// retrieval, `inspect quality`, REST health and `doctor`. A published generation wins; without
+/// one, the legacy flat file counts as ready (answered lexically).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    Generation(String),
+    LegacyFlat,
+    Missing,
+}
+
+pub fn readiness(store_dir: &Path) -> Readiness {
+    match super::Store::at(store_dir).current_id() {
+        Some(id) => Readiness::Generation(id),
+        None if present(store_dir) => Readiness::LegacyFlat,
+        None => Readiness::Missing,
+    }
+}
+
 /// True when `store_dir` holds the legacy flat file.
 pub fn present(store_dir: &Path) -> bool {
     store_dir.join(KNOWLEDGE_JSON).is_file()
@@ -129,4 +147,21 @@ pub async fn materialise(
     };
     manifest.write(&dir)?;
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_prefers_a_generation_and_accepts_the_flat_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(readiness(dir.path()), Readiness::Missing);
+        std::fs::write(dir.path().join(KNOWLEDGE_JSON), "{}").unwrap();
+        assert_eq!(readiness(dir.path()), Readiness::LegacyFlat);
+        let base = dir.path().join(".knowcode");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("current"), "g1\n").unwrap();
+        assert_eq!(readiness(dir.path()), Readiness::Generation("g1".into()));
+    }
 }
