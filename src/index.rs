@@ -22,7 +22,8 @@ use crate::store::{GenerationKind, Manifest, Staging, Store};
 use crate::walk::{self, WalkOptions, WalkOutput};
 
 /// Test hook: the named stage fails (e.g. `KNOWCODE_FAIL_STAGE=embed`), to prove that a
-/// failure anywhere leaves the previous generation current.
+/// failure anywhere leaves the previous generation current; `<stage>:panic` panics there
+/// instead (a fault no input provokes, for the job table's panic handling).
 pub const FAIL_STAGE_ENV: &str = "KNOWCODE_FAIL_STAGE";
 
 /// What to index and where.
@@ -145,6 +146,9 @@ fn fail_point(stage: Stage) -> Result<(), BuildError> {
         Ok(value) if value == stage.as_str() => Err(BuildError::at(stage)(anyhow::anyhow!(
             "injected failure ({FAIL_STAGE_ENV}={value})"
         ))),
+        Ok(value) if value.strip_suffix(":panic") == Some(stage.as_str()) => {
+            panic!("injected panic ({FAIL_STAGE_ENV}={value})")
+        }
         _ => Ok(()),
     }
 }

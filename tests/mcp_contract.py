@@ -1,7 +1,7 @@
 """The promises an agent acts on, each pinned through the official MCP SDK against the real binary.
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
-Scenarios: publish, payloads, legacy, vector_plane, legacy_store, bad_config.
+Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config.
 """
 
 import asyncio
@@ -228,6 +228,18 @@ async def legacy_store():
             assert store["status"] != "fail" and "legacy" in store["message"], doctor
             stats = await ok(session, "knowcode_inspect", action="stats")
             assert stats["files"] >= 1, stats
+
+
+async def job_panic():
+    """A job whose work panics ends failed (internal, with a hint); the next one can start."""
+    async with Server(env={"KNOWCODE_FAIL_STAGE": "parse:panic"}) as s:
+        for _ in range(2):
+            done = await finished_job(s.session, action="build")
+            assert done["state"] == "failed", done
+            assert done["error"]["code"] == "internal" and done["error"]["hint"], done
+            assert "injected panic" in done["error"]["error"], done
+        stats = await s.session.call_tool("knowcode_inspect", {"action": "stats"})
+        assert body_of(stats)["code"] == "missing_knowledge_store", stats
 
 
 async def bad_config():

@@ -48,6 +48,11 @@ fn a_legacy_flat_store_is_ready_for_every_reader() {
 }
 
 #[test]
+fn a_panicking_job_ends_failed_and_the_next_can_start() {
+    scenario("job_panic");
+}
+
+#[test]
 fn a_bad_config_answers_invalid_config_on_every_call() {
     scenario("bad_config");
 }

@@ -10,6 +10,7 @@ use super::profile::{ResponseProfile, TaskType};
 use super::tokens;
 use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
+use crate::walk::is_test_path;
 
 /// A part of an entity's context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -159,11 +160,19 @@ pub struct Bundle {
 
 const MAX_NAMES: usize = 8;
 
-fn list_names(names: Vec<String>) -> String {
+/// Names listed at minimal verbosity (callers, callees, members), before `+N more`.
+const MINIMAL_NAMES: usize = 4;
+
+fn list_names(names: Vec<String>, profile: &ResponseProfile) -> String {
+    let max = if profile.standard_fields() {
+        MAX_NAMES
+    } else {
+        MINIMAL_NAMES
+    };
     let total = names.len();
-    let mut shown: Vec<String> = names.into_iter().take(MAX_NAMES).collect();
-    if total > MAX_NAMES {
-        shown.push(format!("+{} more", total - MAX_NAMES));
+    let mut shown: Vec<String> = names.into_iter().take(max).collect();
+    if total > max {
+        shown.push(format!("+{} more", total - max));
     }
     shown.join(", ")
 }
@@ -228,27 +237,32 @@ fn render(
                 if resolved.is_empty() {
                     "-".into()
                 } else {
-                    list_names(resolved)
+                    list_names(resolved, profile)
                 }
             );
             if !unresolved.is_empty() {
-                line.push_str(&format!("; unresolved: {}", list_names(unresolved)));
+                line.push_str(&format!(
+                    "; unresolved: {}",
+                    list_names(unresolved, profile)
+                ));
             }
             line
         }
         Section::Callers => {
-            let mut callers: Vec<String> = generation
+            // Callers outside tests first: they show how the code is meant to be used.
+            let mut ordered: Vec<(bool, String)> = generation
                 .incoming(&entity.id, EdgeKind::Calls)
                 .map(|e| {
-                    format!(
-                        "{}:{}",
-                        short_name(generation, &e.source, &entity.path),
-                        e.line
-                    )
+                    let in_tests = generation
+                        .entity(&e.source)
+                        .is_some_and(|caller| is_test_path(&caller.path));
+                    let name = short_name(generation, &e.source, &entity.path);
+                    (in_tests, format!("{name}:{}", e.line))
                 })
                 .collect();
-            callers.sort();
-            callers.dedup();
+            ordered.sort();
+            ordered.dedup();
+            let callers: Vec<String> = ordered.into_iter().map(|(_, caller)| caller).collect();
             if callers.is_empty() {
                 let unresolved = generation
                     .edges
@@ -267,7 +281,7 @@ fn render(
                     entity.name
                 )
             } else {
-                format!("called by: {}", list_names(callers))
+                format!("called by: {}", list_names(callers, profile))
             }
         }
         Section::Children => {
@@ -284,7 +298,7 @@ fn render(
             if members.is_empty() {
                 return None;
             }
-            format!("members: {}", list_names(members))
+            format!("members: {}", list_names(members, profile))
         }
         Section::Source => render_source(entity, &generation.source_of(&entity.id))?,
     };
@@ -331,7 +345,8 @@ pub fn build_bundle(
         // The excerpt to come already shows the signature or the doc: said once.
         if matches!(section, Section::Signature | Section::Doc)
             && let Some(excerpt) = &excerpt
-            && shows_every_line(excerpt, &content)
+            && (shows_every_line(excerpt, &content)
+                || (section == Section::Signature && opens_with(excerpt, &content)))
             && tokens::count(&join(&bundle.text, excerpt)) <= budget
         {
             bundle.included.push(section);
@@ -405,6 +420,16 @@ impl Focus {
         words.dedup();
         frame + words.iter().filter(|w| self.words.contains(*w)).count()
     }
+}
+
+/// Whether the excerpt's first line (the definition's first line) begins `signature`: the
+/// excerpt already shows which definition this is.
+fn opens_with(excerpt: &str, signature: &str) -> bool {
+    excerpt
+        .lines()
+        .find_map(|line| line.split_once(": "))
+        .map(|(_, code)| code.trim())
+        .is_some_and(|first| !first.is_empty() && signature.trim().starts_with(first))
 }
 
 /// Whether every non-blank line of `content` is written in `excerpt`.
