@@ -158,6 +158,10 @@ pub enum BuildError {
     },
     #[error("the store {0} is locked by another build")]
     Locked(PathBuf),
+    /// A failure the catalogue names itself (`missing_history` for a temporal build outside
+    /// a git checkout): its code reaches the caller instead of a generic `build_failed`.
+    #[error("{0}")]
+    Refused(KnowcodeError),
 }
 
 impl BuildError {
@@ -169,6 +173,7 @@ impl BuildError {
     pub fn to_knowcode(&self) -> KnowcodeError {
         match self {
             BuildError::Locked(_) => KnowcodeError::new(ErrorCode::StoreLocked, self.to_string()),
+            BuildError::Refused(error) => error.clone(),
             BuildError::Stage { .. } => {
                 KnowcodeError::new(ErrorCode::BuildFailed, format!("{self:#}"))
             }

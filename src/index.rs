@@ -523,7 +523,7 @@ fn history(
     let files = analysis.parsed.iter().map(|f| f.path.clone()).collect();
     crate::ops::history::collect(&options.root, &files)
         .map(Some)
-        .map_err(|e| BuildError::at(Stage::History)(anyhow::anyhow!("{} ({})", e.message, e.hint)))
+        .map_err(BuildError::Refused)
 }
 
 /// Writes tables and manifest into staging, validates row counts, then publishes.

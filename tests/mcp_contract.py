@@ -115,9 +115,10 @@ async def publish():
         assert "carts and prices" in json.dumps(history), history
 
 
-# Byte caps per action on the fixture, at the defaults (measured well below; a cap catches a
-# field that starts to grow, not a few bytes).
-CAPS = {"query": 2500, "search": 2000, "context": 3000, "trace": 2500, "semantic_search": 6000}
+# Byte caps per action on the fixture, at the defaults (measured 2026-11-30: query 645, search
+# 249, context 587, trace 308, semantic_search 3,314; a cap catches a field that starts to
+# grow, not a few bytes).
+CAPS = {"query": 1000, "search": 500, "context": 1000, "trace": 600, "semantic_search": 4500}
 MINIMAL_KEYS = {"context_text", "sufficiency_score", "total_tokens", "freshness"}
 MINIMAL_OPTIONAL = {"also", "errors", "reduction_summary", "source_included"}
 
@@ -153,6 +154,12 @@ async def payloads():
         for action, body in sized.items():
             print(f"{action}: {size(body)} bytes (cap {CAPS[action]})")
             assert size(body) <= CAPS[action], (action, size(body), body)
+
+        # outside a git checkout, a temporal build fails with the history reader's own typed
+        # error (not a generic build_failed), and its hint says what --temporal needs
+        history = await finished_job(s.session, action="build", temporal=True)
+        assert history["state"] == "failed" and history["error"]["code"] == "invalid_argument", history
+        assert "git" in history["error"]["hint"], history
 
 
 async def legacy():
