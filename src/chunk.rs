@@ -119,20 +119,15 @@ fn module_code_chunks(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> 
     if code_chars < MIN_MODULE_CODE_CHARS {
         return Vec::new();
     }
-    let max_chars = max_chunk_tokens * CHARS_PER_TOKEN;
-    let mut pieces: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut size = 0;
-    for &i in &kept {
-        let current = pieces.last_mut().expect("one piece at least");
-        if !current.is_empty() && size + lines[i].len() > max_chars {
-            pieces.push(Vec::new());
-            size = 0;
-        }
-        pieces.last_mut().expect("one piece at least").push(i);
-        size += lines[i].len() + 1;
-    }
-    pieces
-        .into_iter()
+    let kept_lines: Vec<&str> = kept.iter().map(|&i| lines[i]).collect();
+    let cuts = line_window_cuts(&kept_lines, max_chunk_tokens * CHARS_PER_TOKEN);
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(cuts)
+        .chain(std::iter::once(kept.len()))
+        .collect();
+    bounds
+        .windows(2)
+        .map(|window| &kept[window[0]..window[1]])
         .enumerate()
         .map(|(n, piece)| {
             let mut text = String::new();

@@ -51,7 +51,6 @@ pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError
         .map_err(|message| KnowcodeError::new(ErrorCode::ModelUnavailable, message))
 }
 
-/// Why the model cannot be used, if it cannot (checked without loading it).
 /// What the configured model produces: the identity an index's vectors must share with it.
 pub fn configured_info(config: &Config) -> EmbeddingInfo {
     EmbeddingInfo {
@@ -83,6 +82,7 @@ pub fn check_compatible(index: &EmbeddingInfo, config: &Config) -> Result<(), Kn
     ))
 }
 
+/// Why the model cannot be used, if it cannot (checked without loading it).
 pub fn model_problem(config: &Config) -> Option<String> {
     let dir = config.model_dir();
     let missing: Vec<&str> = MODEL_FILES

@@ -158,8 +158,9 @@ pub enum BuildError {
     },
     #[error("the store {0} is locked by another build")]
     Locked(PathBuf),
-    /// A failure the catalogue names itself (`missing_history` for a temporal build outside
-    /// a git checkout): its code reaches the caller instead of a generic `build_failed`.
+    /// A failure the catalogue names itself (a temporal build outside a git checkout:
+    /// history's `invalid_argument` with its git hint): its code reaches the caller instead of
+    /// a generic `build_failed`.
     #[error("{0}")]
     Refused(KnowcodeError),
 }

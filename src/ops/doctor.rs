@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::embed;
 use crate::retrieve::generation::GenerationCache;
+use crate::store::legacy::Readiness;
 use crate::store::{Store, manifest::SCHEMA_VERSION};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -108,17 +109,8 @@ pub async fn run(root: &Path, config: &Config) -> Report {
         Some(problem) => report.push("model", Status::Fail, problem, "run scripts/setup"),
     }
     let store = Store::at(root);
-    let manifest = match store.current_manifest() {
-        Ok((id, manifest)) => {
-            report.push(
-                "store",
-                Status::Pass,
-                format!("current generation {id} ({})", manifest.kind.as_str()),
-                "",
-            );
-            Some(manifest)
-        }
-        Err(_) if crate::store::legacy::present(root) => {
+    let manifest = match crate::store::legacy::readiness(root) {
+        Readiness::LegacyFlat => {
             report.push(
                 "store",
                 Status::Warn,
@@ -127,10 +119,21 @@ pub async fn run(root: &Path, config: &Config) -> Report {
             );
             None
         }
-        Err(e) => {
-            report.push("store", Status::Fail, e.message, e.hint);
-            None
-        }
+        Readiness::Generation(_) | Readiness::Missing => match store.current_manifest() {
+            Ok((id, manifest)) => {
+                report.push(
+                    "store",
+                    Status::Pass,
+                    format!("current generation {id} ({})", manifest.kind.as_str()),
+                    "",
+                );
+                Some(manifest)
+            }
+            Err(e) => {
+                report.push("store", Status::Fail, e.message, e.hint);
+                None
+            }
+        },
     };
     if let Some(manifest) = manifest {
         check_generation(&mut report, root, config, &manifest).await;

@@ -23,6 +23,8 @@ pub struct FileIndex {
     postings: HashMap<String, Vec<(u32, u32)>>,
     /// Files made only of prose (Markdown sections, documents).
     prose: std::collections::HashSet<String>,
+    /// File name without its extension → the files of that name (indices into `paths`).
+    by_stem: HashMap<String, Vec<u32>>,
 }
 
 impl FileIndex {
@@ -32,11 +34,11 @@ impl FileIndex {
         let mut file_of: HashMap<&str, u32> = HashMap::new();
         let mut counts: Vec<HashMap<String, u32>> = Vec::new();
         let mut index = FileIndex::default();
-        let mut has_code: HashMap<&str, bool> = HashMap::new();
+        let mut only_prose: Vec<bool> = Vec::new();
         for chunk in chunks {
-            *has_code.entry(chunk.path.as_str()).or_default() |= !chunk.kind.is_prose();
             let file = *file_of.entry(chunk.path.as_str()).or_insert_with(|| {
                 index.paths.push(chunk.path.clone());
+                only_prose.push(true);
                 let mut words = HashMap::new();
                 for word in search_words(&path_words(&chunk.path)) {
                     *words.entry(word).or_default() += 1;
@@ -44,6 +46,7 @@ impl FileIndex {
                 counts.push(words);
                 (index.paths.len() - 1) as u32
             });
+            only_prose[file as usize] &= chunk.kind.is_prose();
             let words = &mut counts[file as usize];
             for word in search_words(&chunk.text) {
                 *words.entry(word).or_default() += 1;
@@ -59,11 +62,19 @@ impl FileIndex {
                     .push((file as u32, tf));
             }
         }
-        index.prose = has_code
-            .into_iter()
-            .filter(|(_, code)| !code)
-            .map(|(path, _)| path.to_string())
-            .collect();
+        for (file, path) in index.paths.iter().enumerate() {
+            if only_prose[file] {
+                index.prose.insert(path.clone());
+            }
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if let Some((stem, _)) = name.rsplit_once('.') {
+                index
+                    .by_stem
+                    .entry(stem.to_string())
+                    .or_default()
+                    .push(file as u32);
+            }
+        }
         let total: u64 = index.lengths.iter().map(|&l| u64::from(l)).sum();
         index.average_length = total as f64 / index.paths.len().max(1) as f64;
         index
@@ -103,6 +114,15 @@ impl FileIndex {
     /// Whether the file holds only prose (no definitions, no module code).
     pub fn is_prose(&self, path: &str) -> bool {
         self.prose.contains(path)
+    }
+
+    /// The files whose name without its extension is `stem` (`L031` → `rules/L031.py`).
+    pub fn named<'a>(&'a self, stem: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.by_stem
+            .get(stem)
+            .into_iter()
+            .flatten()
+            .map(|&file| self.paths[file as usize].as_str())
     }
 
     /// Every indexed file path, in first-seen order.

@@ -16,6 +16,7 @@ use super::files::FileIndex;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::{Entity, EntityKind};
+use crate::store::legacy::Readiness;
 use crate::store::tables::{self, CHUNKS};
 use crate::store::{GenerationKind, Manifest, Store};
 
@@ -356,8 +357,10 @@ impl GenerationCache {
         const ATTEMPTS: usize = 3;
         let mut attempt = 0;
         loop {
-            let Some(id) = self.store.current_id() else {
-                return self.legacy().await;
+            let id = match crate::store::legacy::readiness(&self.store_dir) {
+                Readiness::Generation(id) => id,
+                Readiness::LegacyFlat => return self.legacy().await,
+                Readiness::Missing => return Err(KnowcodeError::missing_store(&self.store_dir)),
             };
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
@@ -382,11 +385,8 @@ impl GenerationCache {
         }
     }
 
-    /// No generation published: the legacy `knowcode_knowledge.json`, if there is one.
+    /// No generation published: the legacy `knowcode_knowledge.json`, materialised once.
     async fn legacy(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
-        if !crate::store::legacy::present(&self.store_dir) {
-            return Err(KnowcodeError::missing_store(&self.store_dir));
-        }
         let (_, generation) = self
             .legacy
             .get_or_try_init(|| async {

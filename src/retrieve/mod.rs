@@ -165,30 +165,42 @@ impl Retriever {
         question: &Question,
         limit: usize,
     ) -> Ranking {
-        let (vector, vector_error) = match self
+        match self
             .query_vector(generation, question.embedding_text())
             .await
         {
-            Ok(v) => (v, None),
-            Err(e) => (
-                None,
-                Some(format!(
+            Ok(vector) => {
+                self.rank_with(generation, question, vector.as_deref(), limit)
+                    .await
+            }
+            Err(e) => {
+                let mut ranking = self.rank_with(generation, question, None, limit).await;
+                ranking.errors.push(format!(
                     "{}: {}; answered from the lexical plane",
                     e.code.as_str(),
                     e.message
-                )),
-            ),
-        };
-        let mut ranking = rank::rank(
+                ));
+                ranking
+            }
+        }
+    }
+
+    /// Ranks with a given query vector (None: the lexical plane) and the configured alpha.
+    async fn rank_with(
+        &self,
+        generation: &LoadedGeneration,
+        question: &Question,
+        vector: Option<&[f32]>,
+        limit: usize,
+    ) -> Ranking {
+        rank::rank(
             generation,
             question,
-            vector.as_deref(),
+            vector,
             self.config.config.hybrid_alpha,
             limit,
         )
-        .await;
-        ranking.errors.extend(vector_error);
-        ranking
+        .await
     }
 
     /// `query`: ranked, task-aware, budgeted context with a sufficiency score.
@@ -543,14 +555,9 @@ impl Retriever {
         let vector = self
             .query_vector(generation, question.embedding_text())
             .await?;
-        let ranking = rank::rank(
-            generation,
-            &question,
-            vector.as_deref(),
-            self.config.config.hybrid_alpha,
-            limit,
-        )
-        .await;
+        let ranking = self
+            .rank_with(generation, &question, vector.as_deref(), limit)
+            .await;
         let hits = ranking
             .hits
             .iter()

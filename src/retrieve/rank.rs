@@ -468,14 +468,12 @@ fn file_named<'g>(
     name: &str,
     about_tests: bool,
 ) -> Option<&'g str> {
-    let mut found = generation.files.paths().iter().filter(|path| {
-        let file = path.rsplit('/').next().unwrap_or(path);
-        file.strip_prefix(name)
-            .is_some_and(|rest| rest.starts_with('.') && !rest[1..].contains('.'))
-            && (about_tests || !is_test_path(path))
-    });
+    let mut found = generation
+        .files
+        .named(name)
+        .filter(|path| about_tests || !is_test_path(path));
     let first = found.next()?;
-    found.next().is_none().then_some(first.as_str())
+    found.next().is_none().then_some(first)
 }
 
 /// Error messages and quoted output found verbatim in a chunk: the entity that writes the
