@@ -20,6 +20,15 @@ fn analyse_dir(root: &std::path::Path) -> Analysis {
     index::analyse(&options, &NoProgress, &mut Timings::default()).unwrap()
 }
 
+/// Analyses a temporary folder holding `files` as (name, text).
+fn analyse_files(files: &[(&str, &str)]) -> Analysis {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    analyse_dir(dir.path())
+}
+
 fn analyse(fixture: &str) -> Analysis {
     analyse_dir(&common::fixtures().join(fixture))
 }
@@ -297,13 +306,10 @@ fn markdown_sections_nest_by_heading_level() {
 
 #[test]
 fn setext_headings_after_the_first_open_their_own_sections() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("notes.md"),
+    let a = analyse_files(&[(
+        "notes.md",
         "Title\n=====\n\nintro\n\nPart A\n------\n\nalpha text\n\nPart B\n------\n\nbeta text\n\n# Other\n\nomega\n",
-    )
-    .unwrap();
-    let a = analyse_dir(dir.path());
+    )]);
     for part in ["Part A", "Part B"] {
         let section = entity(&a, &format!("notes.md::Title.{part}"));
         assert_eq!(section.kind, EntityKind::Section);
@@ -417,15 +423,13 @@ fn signature_views_are_the_qualified_name_as_words_and_the_signature() {
 
 #[test]
 fn long_bodies_split_at_statement_boundaries_with_overlap() {
-    let dir = tempfile::tempdir().unwrap();
     let mut body = String::from("def long_function(x):\n    \"\"\"Does many steps.\"\"\"\n");
     for i in 0..120 {
         body.push_str(&format!(
             "    value_{i} = compute_step_{i}(x, {i}) + another_helper_call(x)\n"
         ));
     }
-    std::fs::write(dir.path().join("long.py"), &body).unwrap();
-    let a = analyse_dir(dir.path());
+    let a = analyse_files(&[("long.py", &body)]);
     let parts: Vec<_> = a
         .chunks
         .iter()
@@ -463,11 +467,7 @@ fn syntax_errors_yield_partial_results_in_every_language() {
         ("a.rb", "def ok\nend\ndef broken(\n"),
         ("a.php", "<?php\nfunction ok() {}\nfunction broken( {\n"),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in broken {
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
-    let a = analyse_dir(dir.path());
+    let a = analyse_files(&broken);
     assert_eq!(a.parsed.len(), broken.len());
     for file in &a.parsed {
         assert!(
@@ -488,20 +488,17 @@ fn syntax_errors_yield_partial_results_in_every_language() {
 
 #[test]
 fn deep_nesting_and_huge_lines_do_not_crash() {
-    let dir = tempfile::tempdir().unwrap();
     let nested = format!(
         "const x = {}1{};\n",
         "[\n".repeat(10_000),
         "]\n".repeat(10_000)
     );
-    std::fs::write(dir.path().join("nested.js"), nested).unwrap();
     let mut deep_py = String::new();
     for depth in 0..200 {
         deep_py.push_str(&format!("{}def f{depth}():\n", "    ".repeat(depth)));
     }
     deep_py.push_str(&format!("{}pass\n", "    ".repeat(200)));
-    std::fs::write(dir.path().join("deep.py"), deep_py).unwrap();
-    let a = analyse_dir(dir.path());
+    let a = analyse_files(&[("nested.js", &nested), ("deep.py", &deep_py)]);
     let deep = a.parsed.iter().find(|f| f.path == "deep.py").unwrap();
     assert!(
         deep.issues
@@ -513,18 +510,16 @@ fn deep_nesting_and_huge_lines_do_not_crash() {
 
 #[test]
 fn code_outside_definitions_gets_module_code_chunks() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("keywords.py"),
-        "\"\"\"A list of all SQL key words.\"\"\"\n\n# Reserved words.\nreserved_keywords = \"\"\"VACUUM\nBOOST\nANALYZE\n\"\"\"\n\ndef is_reserved(word):\n    return word in reserved_keywords\n\nunreserved = [\"TRAN\", \"TRANSACTION\"]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("small.py"),
-        "\"\"\"Only a logger.\"\"\"\nimport logging\n\nlog = logging.getLogger(__name__)\n\ndef run():\n    log.info(\"run\")\n",
-    )
-    .unwrap();
-    let a = analyse_dir(dir.path());
+    let a = analyse_files(&[
+        (
+            "keywords.py",
+            "\"\"\"A list of all SQL key words.\"\"\"\n\n# Reserved words.\nreserved_keywords = \"\"\"VACUUM\nBOOST\nANALYZE\n\"\"\"\n\ndef is_reserved(word):\n    return word in reserved_keywords\n\nunreserved = [\"TRAN\", \"TRANSACTION\"]\n",
+        ),
+        (
+            "small.py",
+            "\"\"\"Only a logger.\"\"\"\nimport logging\n\nlog = logging.getLogger(__name__)\n\ndef run():\n    log.info(\"run\")\n",
+        ),
+    ]);
     let code: Vec<_> = a
         .chunks
         .iter()

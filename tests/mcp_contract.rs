@@ -5,20 +5,7 @@
 mod common;
 
 fn scenario(name: &str) {
-    common::require_model();
-    let repo = common::copy_fixture("python");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_contract.py");
-    let out = std::process::Command::new(common::python())
-        .arg(&script)
-        .arg(env!("CARGO_BIN_EXE_knowcode"))
-        .arg(repo.path())
-        .arg(name)
-        .output()
-        .expect("python runs (scripts/test installs the MCP SDK)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
+    let stdout = common::run_mcp_script("mcp_contract.py", &[name]);
     assert!(stdout.contains(&format!("{name}: all checks passed")));
 }
 

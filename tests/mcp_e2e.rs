@@ -17,18 +17,6 @@ fn default_tool_surface_costs_at_most_1000_tokens_per_turn() {
 
 #[test]
 fn a_real_mcp_client_drives_the_whole_contract_over_stdio() {
-    common::require_model();
-    let repo = common::copy_fixture("python");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let out = std::process::Command::new(common::python())
-        .arg(&script)
-        .arg(env!("CARGO_BIN_EXE_knowcode"))
-        .arg(repo.path())
-        .output()
-        .expect("python runs (scripts/test installs the MCP SDK)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(out.status.success(), "MCP e2e failed:\n{stdout}\n{stderr}");
+    let stdout = common::run_mcp_script("mcp_client.py", &[]);
     assert!(stdout.contains("all checks passed"));
 }

@@ -255,3 +255,28 @@ pub fn python() -> String {
         }
     })
 }
+
+/// Runs `tests/<script>` with the MCP SDK's Python against the real binary and a copy of the
+/// python fixture (`<script> <bin> <repo> [args]`); asserts it exits 0 and returns its stdout.
+pub fn run_mcp_script(script: &str, args: &[&str]) -> String {
+    require_model();
+    let repo = copy_fixture("python");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
+    let out = Command::new(python())
+        .arg(&path)
+        .arg(env!("CARGO_BIN_EXE_knowcode"))
+        .arg(repo.path())
+        .args(args)
+        .output()
+        .expect("python runs (scripts/test installs the MCP SDK)");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
