@@ -58,6 +58,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Answer a question: locally when the context suffices, else via `chat.endpoint`.
     Ask(AskArgs),
+    /// Measure retrieval and tokens saved on this repository's own git history.
+    Eval(EvalArgs),
     /// The `knowcode_inspect` actions: stats, freshness, quality, preflight, doctor, history,
     /// telemetry, job_status — the same function and payload as over MCP.
     Inspect(InspectArgs),
@@ -272,6 +274,28 @@ pub struct IndexArgs {
     pub json: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// The indexed repository (a git checkout).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Where the index lives (default: PATH).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Commits walked from HEAD, newest first.
+    #[arg(long, default_value_t = 200)]
+    pub commits: usize,
+    /// Only commits from this date on (YYYY-MM-DD).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Rank on the lexical plane only (no model), as the first seconds of a build do.
+    #[arg(long)]
+    pub no_embed: bool,
+    /// Print the report as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// An indicatif bar on stderr (hidden when stderr is not a terminal).
 struct BarProgress {
     bar: ProgressBar,
@@ -401,6 +425,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(print_payload(result, args.store.json))
         }
         Command::Query(args) if args.batch.is_some() => run_query_batch(args).await,
+        Command::Eval(args) => run_eval(args).await,
         Command::Query(args) => {
             let retriever = retriever(&args.store)?;
             let result = async {
@@ -703,15 +728,16 @@ async fn run_query_batch(args: QueryArgs) -> anyhow::Result<ExitCode> {
         let mut request = QueryRequest::new(item.query);
         apply_budget(&mut request, &args.budget).map_err(|e| anyhow::anyhow!(e.message))?;
         match retriever.answer(&request).await {
-            Ok((payload, entities)) => {
-                let spans: Vec<serde_json::Value> = entities
+            Ok(answer) => {
+                let spans: Vec<serde_json::Value> = answer
+                    .entities
                     .iter()
                     .map(|e| serde_json::json!({"id": e.id, "file": e.path, "line_start": e.span.start_line, "line_end": e.span.end_line}))
                     .collect();
                 writeln!(
                     out,
                     "{}",
-                    serde_json::json!({"id": item.id, "payload": payload, "entities": spans})
+                    serde_json::json!({"id": item.id, "payload": answer.payload, "entities": spans})
                 )?;
             }
             Err(err) => {
@@ -723,6 +749,58 @@ async fn run_query_batch(args: QueryArgs) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::FAILURE);
             }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval`: mines tasks from git history, asks them, prints the report (progress on stderr).
+async fn run_eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    use knowcode::ops::eval;
+    let result = async {
+        let since = args.since.as_deref().map(eval::parse_date).transpose()?;
+        let store_dir = args.store.clone().unwrap_or_else(|| args.path.clone());
+        let config = Config::load(&args.path)?;
+        let mut retriever = Retriever::new(store_dir, config);
+        if args.no_embed {
+            retriever = retriever.lexical_only();
+        }
+        let options = eval::EvalOptions {
+            root: args.path.clone(),
+            mine: eval::mine::MineOptions {
+                commits: args.commits,
+                since,
+            },
+        };
+        let bar = indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} asking [{bar:30}] {pos}/{len} tasks  eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let report = eval::run(&retriever, &options, &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+        .await;
+        bar.finish_and_clear();
+        report
+    }
+    .await;
+    match result {
+        Ok(report) if args.json => println!("{}", serde_json::to_string(&report)?),
+        Ok(report) => print!("{}", eval::table(&report)),
+        Err(err) => {
+            if args.json {
+                println!("{}", err.to_json());
+            }
+            eprintln!(
+                "error [{}]: {}\nhint: {}",
+                err.code.as_str(),
+                err.message,
+                err.hint
+            );
+            return Ok(ExitCode::FAILURE);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -29,7 +29,9 @@ pub async fn ask(
     request.limit_entities = ASK_LIMIT_ENTITIES;
     request.expand_deps = true;
     request.verbosity = Verbosity::Standard;
-    let (payload, entities) = retriever.answer(&request).await?;
+    let crate::retrieve::AnswerParts {
+        payload, entities, ..
+    } = retriever.answer(&request).await?;
     let score = payload["sufficiency_score"].as_f64().unwrap_or(0.0);
     let context = payload["context_text"].as_str().unwrap_or_default();
     let locations: Vec<String> = entities

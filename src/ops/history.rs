@@ -49,16 +49,25 @@ pub struct History {
 
 /// A hunk as git reports it (1-based; a zero-length side names the line before the gap).
 #[derive(Debug, Clone, Copy)]
-struct Hunk {
+pub(crate) struct Hunk {
     old_start: i64,
     old_lines: i64,
     new_start: i64,
     new_lines: i64,
 }
 
+impl Hunk {
+    /// The lines the hunk wrote, in the new version's numbers (a deletion marks the line
+    /// before the gap it left).
+    pub(crate) fn written(&self) -> (i64, i64) {
+        let first = self.new_start.max(1);
+        (first, (self.new_start + self.new_lines - 1).max(first))
+    }
+}
+
 /// The parts of lines `start..=end` (before a commit) that the commit left untouched, in
 /// the line numbers after it: lines it replaced drop out, and insertions split the range.
-fn carry_range(start: i64, end: i64, hunks: &[Hunk]) -> Vec<(i64, i64)> {
+pub(crate) fn carry_range(start: i64, end: i64, hunks: &[Hunk]) -> Vec<(i64, i64)> {
     let mut pieces = vec![(start, end)];
     for h in hunks {
         let mut next = Vec::with_capacity(pieces.len() + 1);
@@ -92,7 +101,7 @@ fn carry_range(start: i64, end: i64, hunks: &[Hunk]) -> Vec<(i64, i64)> {
 }
 
 /// Where `line` of the version before a commit ends up after it.
-fn map_line(line: i64, hunks: &[Hunk]) -> i64 {
+pub(crate) fn map_line(line: i64, hunks: &[Hunk]) -> i64 {
     let mut delta = 0;
     for h in hunks {
         if h.old_lines == 0 {
@@ -117,38 +126,102 @@ fn map_line(line: i64, hunks: &[Hunk]) -> i64 {
     line + delta
 }
 
-fn git_error(e: git2::Error) -> KnowcodeError {
+pub(crate) fn git_error(e: git2::Error) -> KnowcodeError {
     KnowcodeError::new(ErrorCode::InvalidArgument, format!("git: {}", e.message()))
         .with_hint("--temporal needs the indexed folder to be inside a git repository with at least one commit")
 }
 
-/// Reads the history of `files` (root-relative paths) from the repository holding `root`.
-pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, KnowcodeError> {
-    let repo = git2::Repository::discover(root).map_err(git_error)?;
-    let workdir = repo
-        .workdir()
-        .and_then(|w| w.canonicalize().ok())
-        .ok_or_else(|| git_error(git2::Error::from_str("bare repository")))?;
-    let root = root.canonicalize().map_err(|e| {
-        KnowcodeError::new(
-            ErrorCode::InvalidArgument,
-            format!("{}: {e}", root.display()),
-        )
-    })?;
-    let prefix = root
-        .strip_prefix(&workdir)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let to_root_relative = |repo_path: &str| -> Option<String> {
-        if prefix.is_empty() {
+/// A git repository seen from an indexed folder inside it.
+pub(crate) struct RepoView {
+    pub repo: git2::Repository,
+    /// The indexed folder relative to the work tree (`""` at its top).
+    pub prefix: String,
+}
+
+impl RepoView {
+    /// Opens the repository holding `root`.
+    pub fn open(root: &Path) -> Result<RepoView, KnowcodeError> {
+        let repo = git2::Repository::discover(root).map_err(git_error)?;
+        let workdir = repo
+            .workdir()
+            .and_then(|w| w.canonicalize().ok())
+            .ok_or_else(|| git_error(git2::Error::from_str("bare repository")))?;
+        let root = root.canonicalize().map_err(|e| {
+            KnowcodeError::new(
+                ErrorCode::InvalidArgument,
+                format!("{}: {e}", root.display()),
+            )
+        })?;
+        let prefix = root
+            .strip_prefix(&workdir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(RepoView { repo, prefix })
+    }
+
+    /// A repository path relative to the indexed folder (None outside it).
+    pub fn to_root_relative(&self, repo_path: &str) -> Option<String> {
+        if self.prefix.is_empty() {
             Some(repo_path.to_string())
         } else {
             repo_path
-                .strip_prefix(&prefix)
+                .strip_prefix(&self.prefix)
                 .and_then(|rest| rest.strip_prefix('/'))
                 .map(str::to_string)
         }
+    }
+
+    /// The root-relative path of one side of a diff delta.
+    pub fn side_path(&self, file: git2::DiffFile) -> Option<String> {
+        file.path()
+            .and_then(|p| self.to_root_relative(&p.to_string_lossy()))
+    }
+
+    /// The diff between two trees (`None`: the empty tree), no context lines, limited to the
+    /// indexed folder, renames detected.
+    pub fn diff(
+        &self,
+        old: Option<&git2::Tree>,
+        new: Option<&git2::Tree>,
+        ignore_whitespace: bool,
+    ) -> Result<git2::Diff<'_>, KnowcodeError> {
+        let mut options = git2::DiffOptions::new();
+        options
+            .context_lines(0)
+            .ignore_whitespace(ignore_whitespace);
+        if !self.prefix.is_empty() {
+            options.pathspec(&self.prefix);
+        }
+        let mut diff = self
+            .repo
+            .diff_tree_to_tree(old, new, Some(&mut options))
+            .map_err(git_error)?;
+        diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))
+            .map_err(git_error)?;
+        Ok(diff)
+    }
+}
+
+/// The hunks of one delta of a diff (empty when git cannot make a patch of it, e.g. binary).
+pub(crate) fn hunks_of(diff: &git2::Diff, delta_index: usize) -> Vec<Hunk> {
+    let Ok(Some(patch)) = git2::Patch::from_diff(diff, delta_index) else {
+        return Vec::new();
     };
+    (0..patch.num_hunks())
+        .filter_map(|h| patch.hunk(h).ok())
+        .map(|(hunk, _)| Hunk {
+            old_start: hunk.old_start() as i64,
+            old_lines: hunk.old_lines() as i64,
+            new_start: hunk.new_start() as i64,
+            new_lines: hunk.new_lines() as i64,
+        })
+        .collect()
+}
+
+/// Reads the history of `files` (root-relative paths) from the repository holding `root`.
+pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, KnowcodeError> {
+    let view = RepoView::open(root)?;
+    let repo = &view.repo;
     let head = repo
         .head()
         .map_err(git_error)?
@@ -180,26 +253,13 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
         });
         let tree = commit.tree().map_err(git_error)?;
         let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
-        let mut options = git2::DiffOptions::new();
-        options.context_lines(0);
-        if !prefix.is_empty() {
-            options.pathspec(&prefix);
-        }
-        let mut diff = repo
-            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut options))
-            .map_err(git_error)?;
-        diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))
-            .map_err(git_error)?;
+        let diff = view.diff(parent.as_ref(), Some(&tree), false)?;
         for delta_index in 0..diff.deltas().len() {
             let Some(delta) = diff.get_delta(delta_index) else {
                 continue;
             };
-            let root_relative = |file: git2::DiffFile| {
-                file.path()
-                    .and_then(|p| to_root_relative(&p.to_string_lossy()))
-            };
             // The indexed file this delta wrote, under its name then.
-            let Some(path) = root_relative(delta.new_file()).and_then(|p| {
+            let Some(path) = view.side_path(delta.new_file()).and_then(|p| {
                 if files.contains(&p) {
                     Some(p)
                 } else {
@@ -209,28 +269,15 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
                 continue;
             };
             if delta.status() == git2::Delta::Renamed
-                && let Some(old) = root_relative(delta.old_file())
+                && let Some(old) = view.side_path(delta.old_file())
             {
                 former_names.insert(old, path.clone());
             }
-            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, delta_index) else {
-                continue;
-            };
-            let hunks: Vec<Hunk> = (0..patch.num_hunks())
-                .filter_map(|h| patch.hunk(h).ok())
-                .map(|(hunk, _)| Hunk {
-                    old_start: hunk.old_start() as i64,
-                    old_lines: hunk.old_lines() as i64,
-                    new_start: hunk.new_start() as i64,
-                    new_lines: hunk.new_lines() as i64,
-                })
-                .collect();
+            let hunks = hunks_of(&diff, delta_index);
             let later = newer.entry(path.clone()).or_default();
             let touches = history.files.entry(path).or_default();
             for hunk in &hunks {
-                let first = hunk.new_start.max(1);
-                let last = (hunk.new_start + hunk.new_lines - 1).max(first);
-                let mut ranges = vec![(first, last)];
+                let mut ranges = vec![hunk.written()];
                 for newer_hunks in later.iter().rev() {
                     ranges = ranges
                         .into_iter()

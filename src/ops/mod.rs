@@ -4,6 +4,7 @@
 
 pub mod ask;
 pub mod doctor;
+pub mod eval;
 pub mod export;
 pub mod history;
 pub mod quality;

@@ -396,6 +396,17 @@ pub fn is_supported(path: &str) -> bool {
         .any(|spec| spec.extensions.contains(&ext.as_str()))
 }
 
+/// Whether a path holds code knowcode parses (a supported language other than Markdown).
+pub fn is_code(path: &str) -> bool {
+    let Some((_, ext)) = path.rsplit_once('.') else {
+        return false;
+    };
+    let ext = ext.to_ascii_lowercase();
+    LANGUAGES
+        .iter()
+        .any(|spec| spec.family != "markdown" && spec.extensions.contains(&ext.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

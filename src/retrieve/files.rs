@@ -14,16 +14,98 @@ const K1: f64 = 1.2;
 /// BM25 length normalisation.
 const B: f64 = 0.75;
 
-/// Whole-file term statistics of one generation.
+/// Okapi BM25 over a set of documents, each a bag of words under a key. The file-evidence
+/// leg ranks files with it; `knowcode eval`'s baseline ranks whole files and definitions with
+/// the same code, so the baseline and the index share one tokenizer and one formula.
 #[derive(Debug, Default)]
-pub struct FileIndex {
-    paths: Vec<String>,
+pub struct Bm25 {
+    keys: Vec<String>,
     lengths: Vec<u32>,
     average_length: f64,
     postings: HashMap<String, Vec<(u32, u32)>>,
+}
+
+impl Bm25 {
+    /// Indexes `(key, word counts)` documents, in order (a key's position is its number).
+    pub fn build(documents: impl IntoIterator<Item = (String, HashMap<String, u32>)>) -> Bm25 {
+        let mut index = Bm25::default();
+        for (key, words) in documents {
+            let number = index.keys.len() as u32;
+            index.keys.push(key);
+            index.lengths.push(words.values().sum());
+            for (word, tf) in words {
+                index.postings.entry(word).or_default().push((number, tf));
+            }
+        }
+        let total: u64 = index.lengths.iter().map(|&l| u64::from(l)).sum();
+        index.average_length = total as f64 / index.keys.len().max(1) as f64;
+        index
+    }
+
+    /// Keys by BM25 over the question's words (each distinct word once), best first, ties by
+    /// key; at most `limit`, only keys with a positive score.
+    pub fn rank(&self, words: &[String], limit: usize) -> Vec<(&str, f64)> {
+        let mut distinct: Vec<&String> = words.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        let documents = self.keys.len() as f64;
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        for word in distinct {
+            let Some(postings) = self.postings.get(word.as_str()) else {
+                continue;
+            };
+            let df = postings.len() as f64;
+            let idf = (1.0 + (documents - df + 0.5) / (df + 0.5)).ln();
+            for &(document, tf) in postings {
+                let tf = f64::from(tf);
+                let length = f64::from(self.lengths[document as usize]);
+                let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
+                *scores.entry(document).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        let mut ranked: Vec<(&str, f64)> = scores
+            .into_iter()
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(d, s)| (self.keys[d as usize].as_str(), s))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        ranked.truncate(limit);
+        ranked
+    }
+
+    /// Every key, in the order documents were given.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+}
+
+/// Adds `text`'s search words to a bag of words.
+pub fn count_words(words: &mut HashMap<String, u32>, text: &str) {
+    for word in search_words(text) {
+        *words.entry(word).or_default() += 1;
+    }
+}
+
+/// A whole file as one bag of words: its path's words once, then `texts`' words.
+pub fn file_words<'a>(
+    path: &str,
+    texts: impl IntoIterator<Item = &'a str>,
+) -> HashMap<String, u32> {
+    let mut words = HashMap::new();
+    count_words(&mut words, &path_words(path));
+    for text in texts {
+        count_words(&mut words, text);
+    }
+    words
+}
+
+/// Whole-file term statistics of one generation.
+#[derive(Debug, Default)]
+pub struct FileIndex {
+    bm25: Bm25,
     /// Files made only of prose (Markdown sections, documents).
     prose: std::collections::HashSet<String>,
-    /// File name without its extension → the files of that name (indices into `paths`).
+    /// File name without its extension → the files of that name (indices into the keys).
     by_stem: HashMap<String, Vec<u32>>,
 }
 
@@ -31,38 +113,23 @@ impl FileIndex {
     /// Indexes the chunks' texts by file (a chunk's words count for its file; the path's
     /// words are added once per file).
     pub fn build(chunks: &[ChunkRow]) -> FileIndex {
-        let mut file_of: HashMap<&str, u32> = HashMap::new();
-        let mut counts: Vec<HashMap<String, u32>> = Vec::new();
-        let mut index = FileIndex::default();
+        let mut file_of: HashMap<&str, usize> = HashMap::new();
+        let mut files: Vec<(String, HashMap<String, u32>)> = Vec::new();
         let mut only_prose: Vec<bool> = Vec::new();
         for chunk in chunks {
             let file = *file_of.entry(chunk.path.as_str()).or_insert_with(|| {
-                index.paths.push(chunk.path.clone());
+                files.push((chunk.path.clone(), file_words(&chunk.path, [])));
                 only_prose.push(true);
-                let mut words = HashMap::new();
-                for word in search_words(&path_words(&chunk.path)) {
-                    *words.entry(word).or_default() += 1;
-                }
-                counts.push(words);
-                (index.paths.len() - 1) as u32
+                files.len() - 1
             });
-            only_prose[file as usize] &= chunk.kind.is_prose();
-            let words = &mut counts[file as usize];
-            for word in search_words(&chunk.text) {
-                *words.entry(word).or_default() += 1;
-            }
+            only_prose[file] &= chunk.kind.is_prose();
+            count_words(&mut files[file].1, &chunk.text);
         }
-        for (file, words) in counts.into_iter().enumerate() {
-            index.lengths.push(words.values().sum());
-            for (word, tf) in words {
-                index
-                    .postings
-                    .entry(word)
-                    .or_default()
-                    .push((file as u32, tf));
-            }
-        }
-        for (file, path) in index.paths.iter().enumerate() {
+        let mut index = FileIndex {
+            bm25: Bm25::build(files),
+            ..FileIndex::default()
+        };
+        for (file, path) in index.bm25.keys().iter().enumerate() {
             if only_prose[file] {
                 index.prose.insert(path.clone());
             }
@@ -75,40 +142,12 @@ impl FileIndex {
                     .push(file as u32);
             }
         }
-        let total: u64 = index.lengths.iter().map(|&l| u64::from(l)).sum();
-        index.average_length = total as f64 / index.paths.len().max(1) as f64;
         index
     }
 
-    /// Files by BM25 over the question's words (each distinct word once), best first, ties by
-    /// path; at most `limit`, only files with a positive score.
+    /// Files by BM25 over the question's words, best first (see [`Bm25::rank`]).
     pub fn rank(&self, words: &[String], limit: usize) -> Vec<(&str, f64)> {
-        let mut distinct: Vec<&String> = words.iter().collect();
-        distinct.sort();
-        distinct.dedup();
-        let files = self.paths.len() as f64;
-        let mut scores: HashMap<u32, f64> = HashMap::new();
-        for word in distinct {
-            let Some(postings) = self.postings.get(word.as_str()) else {
-                continue;
-            };
-            let df = postings.len() as f64;
-            let idf = (1.0 + (files - df + 0.5) / (df + 0.5)).ln();
-            for &(file, tf) in postings {
-                let tf = f64::from(tf);
-                let length = f64::from(self.lengths[file as usize]);
-                let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
-                *scores.entry(file).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
-            }
-        }
-        let mut ranked: Vec<(&str, f64)> = scores
-            .into_iter()
-            .filter(|(_, s)| *s > 0.0)
-            .map(|(f, s)| (self.paths[f as usize].as_str(), s))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        ranked.truncate(limit);
-        ranked
+        self.bm25.rank(words, limit)
     }
 
     /// Whether the file holds only prose (no definitions, no module code).
@@ -122,12 +161,12 @@ impl FileIndex {
             .get(stem)
             .into_iter()
             .flatten()
-            .map(|&file| self.paths[file as usize].as_str())
+            .map(|&file| self.bm25.keys()[file as usize].as_str())
     }
 
     /// Every indexed file path, in first-seen order.
     pub fn paths(&self) -> &[String] {
-        &self.paths
+        self.bm25.keys()
     }
 }
 

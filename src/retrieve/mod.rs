@@ -71,6 +71,21 @@ pub fn entity_budget(max_tokens: usize, limit_entities: usize) -> usize {
         .min(MAX_ENTITY_TOKENS)
 }
 
+/// A `query` answer and the parts of it evaluation scores.
+#[derive(Debug, Clone)]
+pub struct AnswerParts {
+    /// The payload exactly as the tool returns it.
+    pub payload: Value,
+    /// The entities whose context was packed, the answer first.
+    pub entities: Vec<crate::parse::Entity>,
+    /// The entity ids behind the `also` pointers, in order.
+    pub also: Vec<String>,
+    /// Every ranked entity id, best first (the ranking `query` packs from).
+    pub ranked: Vec<String>,
+    /// Whether the ranking used the vector plane.
+    pub mode: RetrievalMode,
+}
+
 /// One ranked chunk as `semantic_search` returns it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SemanticHit {
@@ -97,6 +112,8 @@ pub struct Retriever {
     cache: GenerationCache,
     config: Config,
     embedder: Arc<Mutex<Option<Result<Embedder, String>>>>,
+    /// Rank on the lexical plane even when the generation has vectors (`eval --no-embed`).
+    lexical_only: bool,
 }
 
 impl Retriever {
@@ -105,7 +122,18 @@ impl Retriever {
             cache: GenerationCache::new(store_dir),
             config,
             embedder: Arc::new(Mutex::new(None)),
+            lexical_only: false,
         }
+    }
+
+    pub fn is_lexical_only(&self) -> bool {
+        self.lexical_only
+    }
+
+    /// This retriever ranks on the lexical plane only and never loads the model.
+    pub fn lexical_only(mut self) -> Self {
+        self.lexical_only = true;
+        self
     }
 
     pub fn config(&self) -> &Config {
@@ -126,7 +154,7 @@ impl Retriever {
         generation: &LoadedGeneration,
         text: &str,
     ) -> Result<Option<Vec<f32>>, KnowcodeError> {
-        if !generation.has_vectors() {
+        if self.lexical_only || !generation.has_vectors() {
             return Ok(None);
         }
         if let Some(index) = generation.manifest.embedding.as_ref() {
@@ -205,15 +233,12 @@ impl Retriever {
 
     /// `query`: ranked, task-aware, budgeted context with a sufficiency score.
     pub async fn query(&self, request: &QueryRequest) -> Result<Value, KnowcodeError> {
-        Ok(self.answer(request).await?.0)
+        Ok(self.answer(request).await?.payload)
     }
 
-    /// `query` plus the entities whose context was packed (first is the answer), whatever
-    /// the verbosity: what evaluation scripts compare against gold answers.
-    pub async fn answer(
-        &self,
-        request: &QueryRequest,
-    ) -> Result<(Value, Vec<crate::parse::Entity>), KnowcodeError> {
+    /// `query` with what evaluation compares against gold answers, whatever the verbosity:
+    /// the packed entities (first is the answer), the `also` entities and the whole ranking.
+    pub async fn answer(&self, request: &QueryRequest) -> Result<AnswerParts, KnowcodeError> {
         validate_budget(request.max_tokens, request.limit_entities)?;
         let generation = self.generation().await?;
         let (task, task_confidence) = match request.task_type {
@@ -231,7 +256,7 @@ impl Retriever {
             request.max_tokens,
             question.about_tests,
         );
-        let also_tokens = lines_tokens(&also);
+        let also_tokens = lines_tokens(&also.lines);
         let mut bundles = Vec::new();
         let mut remaining = request.max_tokens - also_tokens;
         let per_entity = entity_budget(remaining, request.limit_entities);
@@ -266,7 +291,7 @@ impl Retriever {
             bundles: &bundles,
             confidence,
             ranking: Some(&ranking),
-            also: &also,
+            also: &also.lines,
         }
         .payload(
             request.max_tokens,
@@ -279,7 +304,13 @@ impl Retriever {
             .iter()
             .filter_map(|b| generation.entity(&b.entity_id).cloned())
             .collect();
-        Ok((payload, entities))
+        Ok(AnswerParts {
+            payload,
+            entities,
+            also: also.entities,
+            ranked: ranking.hits.iter().map(|h| h.entity_id.clone()).collect(),
+            mode: ranking.mode,
+        })
     }
 
     /// Summary bundles for the resolved callees of the first entity, in what budget is left.
@@ -817,7 +848,7 @@ fn also_pointers(
     packed: usize,
     max_tokens: usize,
     about_tests: bool,
-) -> Vec<String> {
+) -> Also {
     let entities: Vec<&crate::parse::Entity> = ranking
         .hits
         .iter()
@@ -842,18 +873,26 @@ fn also_pointers(
             chosen.push(entity);
         }
     }
-    let mut pointers: Vec<String> = Vec::new();
+    let mut pointers = Also::default();
     for entity in chosen {
-        pointers.push(format!(
+        pointers.lines.push(format!(
             "{}:{} {}",
             entity.path, entity.span.start_line, entity.qualified_name
         ));
-        if lines_tokens(&pointers) > max_tokens / 4 {
-            pointers.pop();
+        if lines_tokens(&pointers.lines) > max_tokens / 4 {
+            pointers.lines.pop();
             break;
         }
+        pointers.entities.push(entity.id.clone());
     }
     pointers
+}
+
+/// The `also` pointers: the payload's lines and the entities they point at.
+#[derive(Debug, Default)]
+struct Also {
+    lines: Vec<String>,
+    entities: Vec<String>,
 }
 
 /// Tokens of lines as they are joined into a payload (0 for none).

@@ -1,0 +1,465 @@
+//! Task mining for `knowcode eval`: a repository's own history as a retrieval test set. Each
+//! commit says in words what changed and its diff says where, so a commit becomes a task:
+//! query = its message (trailers dropped), gold = the non-test source files it touched and the
+//! definitions its hunks touched, both carried forward to the indexed tree. This module reads
+//! git data (libgit2) and the index's entity spans; it never writes and never ranks.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::error::KnowcodeError;
+use crate::ops::history::{Hunk, RepoView, carry_range, git_error, hunks_of};
+use crate::parse::Entity;
+
+/// Words a message needs, once trailers are gone, to be a question worth asking.
+pub const MIN_MESSAGE_WORDS: usize = 12;
+/// Non-test source files a task's commit may touch.
+pub const MAX_GOLD_FILES: usize = 3;
+/// Share of a gold file's lines (as the commit left them) that must survive to the indexed
+/// tree; below it the file changed too much since for the commit's gold to mean anything.
+pub const MIN_SURVIVING_SHARE: f64 = 0.5;
+/// Lines of one carried hunk read for gold definitions (a huge new file needs no more).
+const MAX_GOLD_LINES_PER_RANGE: u32 = 5_000;
+
+/// What the miner is asked for.
+#[derive(Debug, Clone)]
+pub struct MineOptions {
+    /// Commits walked from HEAD, newest first (merges included in the count).
+    pub commits: usize,
+    /// Commits older than this (seconds since the epoch) are not walked.
+    pub since: Option<i64>,
+}
+
+/// One task mined from one commit.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Task {
+    /// The commit's id, abbreviated.
+    pub commit: String,
+    /// The commit message with trailers dropped: the question.
+    pub query: String,
+    /// Root-relative paths at the indexed tree.
+    pub gold_files: Vec<String>,
+    /// Ids of the innermost definitions the commit's hunks touched, at the indexed tree.
+    pub gold_entities: Vec<String>,
+}
+
+/// Why a commit gave no task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// A merge commit (a squash-merged pull request is an ordinary commit and is kept).
+    Merge,
+    /// Fewer than [`MIN_MESSAGE_WORDS`] words once trailers are dropped.
+    ShortMessage,
+    Revert,
+    VersionBump,
+    /// The source changes are whitespace and line breaks only.
+    FormattingOnly,
+    /// Tests, documents or configuration only.
+    NoSourceFiles,
+    /// More than [`MAX_GOLD_FILES`] non-test source files.
+    TooManyFiles,
+    /// A touched source file is deleted since or not in the index.
+    GoldFileMissing,
+    /// A touched file was mostly rewritten since (see [`MIN_SURVIVING_SHARE`]).
+    ChangedSince,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Merge => "merge",
+            SkipReason::ShortMessage => "short_message",
+            SkipReason::Revert => "revert",
+            SkipReason::VersionBump => "version_bump",
+            SkipReason::FormattingOnly => "formatting_only",
+            SkipReason::NoSourceFiles => "no_source_files",
+            SkipReason::TooManyFiles => "too_many_files",
+            SkipReason::GoldFileMissing => "gold_file_missing",
+            SkipReason::ChangedSince => "changed_since",
+        }
+    }
+}
+
+/// The mined test set.
+#[derive(Debug, Clone, Default)]
+pub struct Mined {
+    pub head: String,
+    pub commits_read: usize,
+    pub tasks: Vec<Task>,
+    pub skipped: BTreeMap<SkipReason, usize>,
+}
+
+/// The indexed tree as the miner sees it: which files it holds and their definitions.
+pub struct IndexedTree<'g> {
+    definitions: HashMap<&'g str, Vec<&'g Entity>>,
+}
+
+impl<'g> IndexedTree<'g> {
+    /// Groups the index's entities by file; definitions are the entities below file level
+    /// outside prose (module and document entities still mark their file as indexed).
+    pub fn new(entities: &'g [Entity]) -> Self {
+        let mut definitions: HashMap<&str, Vec<&Entity>> = HashMap::new();
+        for entity in entities {
+            let list = definitions.entry(entity.path.as_str()).or_default();
+            if !entity.kind.is_file_level() && !entity.kind.is_prose() {
+                list.push(entity);
+            }
+        }
+        IndexedTree { definitions }
+    }
+
+    fn has_file(&self, path: &str) -> bool {
+        self.definitions.contains_key(path)
+    }
+
+    /// The innermost definitions holding any line of `ranges`, sorted by id.
+    fn definitions_touched(&self, path: &str, ranges: &[(u32, u32)]) -> Vec<String> {
+        let Some(definitions) = self.definitions.get(path) else {
+            return Vec::new();
+        };
+        let mut touched = BTreeSet::new();
+        for &(start, end) in ranges {
+            let end = end.min(start.saturating_add(MAX_GOLD_LINES_PER_RANGE));
+            for line in start..=end {
+                let innermost = definitions
+                    .iter()
+                    .filter(|e| e.span.start_line <= line && line <= e.span.end_line)
+                    .min_by_key(|e| e.span.end_line - e.span.start_line);
+                if let Some(entity) = innermost {
+                    touched.insert(entity.id.clone());
+                }
+            }
+        }
+        touched.into_iter().collect()
+    }
+}
+
+/// Walks the history of the repository holding `root` and mines its tasks.
+pub fn mine(
+    root: &std::path::Path,
+    options: &MineOptions,
+    indexed: &IndexedTree,
+) -> Result<Mined, KnowcodeError> {
+    let view = RepoView::open(root)?;
+    let repo = &view.repo;
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(git_error)?;
+    let head_tree = head.tree().map_err(git_error)?;
+    let mut walk = repo.revwalk().map_err(git_error)?;
+    walk.push(head.id()).map_err(git_error)?;
+    walk.set_sorting(git2::Sort::TIME).map_err(git_error)?;
+    let mut mined = Mined {
+        head: head.id().to_string(),
+        ..Mined::default()
+    };
+    for oid in walk.take(options.commits) {
+        let commit = repo
+            .find_commit(oid.map_err(git_error)?)
+            .map_err(git_error)?;
+        if options
+            .since
+            .is_some_and(|since| commit.time().seconds() < since)
+        {
+            break;
+        }
+        mined.commits_read += 1;
+        match task_of(&view, &commit, &head_tree, indexed)? {
+            Ok(task) => mined.tasks.push(task),
+            Err(reason) => *mined.skipped.entry(reason).or_default() += 1,
+        }
+    }
+    Ok(mined)
+}
+
+/// The task one commit gives, or why it gives none.
+fn task_of(
+    view: &RepoView,
+    commit: &git2::Commit,
+    head_tree: &git2::Tree,
+    indexed: &IndexedTree,
+) -> Result<Result<Task, SkipReason>, KnowcodeError> {
+    if commit.parent_count() > 1 {
+        return Ok(Err(SkipReason::Merge));
+    }
+    let message = commit.message().unwrap_or("");
+    if let Some(reason) = message_skip(message) {
+        return Ok(Err(reason));
+    }
+    let tree = commit.tree().map_err(git_error)?;
+    let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
+    let diff = view.diff(parent.as_ref(), Some(&tree), false)?;
+    // Non-test source files the commit wrote, with the line ranges it wrote in them.
+    let mut written: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
+    let mut formatting_only = true;
+    for index in 0..diff.deltas().len() {
+        let Some(delta) = diff.get_delta(index) else {
+            continue;
+        };
+        let side = if delta.status() == git2::Delta::Deleted {
+            delta.old_file()
+        } else {
+            delta.new_file()
+        };
+        let Some(path) = view.side_path(side) else {
+            continue;
+        };
+        if !crate::parse::languages::is_code(&path) || crate::walk::is_test_path(&path) {
+            continue;
+        }
+        formatting_only &= whitespace_only(&diff, index);
+        if delta.status() == git2::Delta::Deleted {
+            return Ok(Err(SkipReason::GoldFileMissing));
+        }
+        written.push((path, written_ranges(&hunks_of(&diff, index))));
+    }
+    if written.is_empty() {
+        return Ok(Err(SkipReason::NoSourceFiles));
+    }
+    if written.len() > MAX_GOLD_FILES {
+        return Ok(Err(SkipReason::TooManyFiles));
+    }
+    if formatting_only {
+        return Ok(Err(SkipReason::FormattingOnly));
+    }
+    let since = CarriedToHead::new(view, &tree, head_tree)?;
+    let mut task = Task {
+        commit: commit.id().to_string()[..10].to_string(),
+        query: clean_message(message),
+        gold_files: Vec::new(),
+        gold_entities: Vec::new(),
+    };
+    for (path, ranges) in written {
+        let Some((now, hunks)) = since.file(&path) else {
+            return Ok(Err(SkipReason::GoldFileMissing));
+        };
+        if !indexed.has_file(&now) {
+            return Ok(Err(SkipReason::GoldFileMissing));
+        }
+        if surviving_share(view, &tree, &path, hunks) < MIN_SURVIVING_SHARE {
+            return Ok(Err(SkipReason::ChangedSince));
+        }
+        let carried: Vec<(u32, u32)> = ranges
+            .into_iter()
+            .flat_map(|(s, e)| carry_range(s, e, hunks))
+            .map(|(s, e)| (s.max(1) as u32, e.max(1) as u32))
+            .collect();
+        task.gold_entities
+            .extend(indexed.definitions_touched(&now, &carried));
+        task.gold_files.push(now);
+    }
+    Ok(Ok(task))
+}
+
+/// Lines each hunk wrote, in the commit's line numbers.
+fn written_ranges(hunks: &[Hunk]) -> Vec<(i64, i64)> {
+    hunks.iter().map(Hunk::written).collect()
+}
+
+/// Whether a delta's removed and added lines hold the same characters once whitespace is
+/// ignored (re-indentation, re-wrapping, trailing spaces).
+fn whitespace_only(diff: &git2::Diff, index: usize) -> bool {
+    let Ok(Some(patch)) = git2::Patch::from_diff(diff, index) else {
+        return false;
+    };
+    let (mut removed, mut added) = (String::new(), String::new());
+    for hunk in 0..patch.num_hunks() {
+        let lines = patch.num_lines_in_hunk(hunk).unwrap_or(0);
+        for line in (0..lines).filter_map(|l| patch.line_in_hunk(hunk, l).ok()) {
+            let side = match line.origin() {
+                '-' => &mut removed,
+                '+' => &mut added,
+                _ => continue,
+            };
+            side.extend(
+                String::from_utf8_lossy(line.content())
+                    .chars()
+                    .filter(|c| !c.is_whitespace()),
+            );
+        }
+    }
+    removed == added
+}
+
+/// How each file of a commit's tree maps onto the indexed tree (HEAD): its name there and
+/// the hunks between the two versions.
+struct CarriedToHead {
+    /// Path at the commit → (path at HEAD, hunks); a file absent here is unchanged.
+    changed: HashMap<String, Option<(String, Vec<Hunk>)>>,
+}
+
+impl CarriedToHead {
+    fn new(
+        view: &RepoView,
+        tree: &git2::Tree,
+        head_tree: &git2::Tree,
+    ) -> Result<Self, KnowcodeError> {
+        let mut changed = HashMap::new();
+        if tree.id() == head_tree.id() {
+            return Ok(CarriedToHead { changed });
+        }
+        let diff = view.diff(Some(tree), Some(head_tree), false)?;
+        for index in 0..diff.deltas().len() {
+            let Some(delta) = diff.get_delta(index) else {
+                continue;
+            };
+            let Some(old) = view.side_path(delta.old_file()) else {
+                continue;
+            };
+            let now = (delta.status() != git2::Delta::Deleted)
+                .then(|| view.side_path(delta.new_file()))
+                .flatten()
+                .map(|new| (new, hunks_of(&diff, index)));
+            changed.insert(old, now);
+        }
+        Ok(CarriedToHead { changed })
+    }
+
+    /// The file's path at HEAD and the hunks since (None: deleted since).
+    fn file<'a>(&'a self, path: &str) -> Option<(String, &'a [Hunk])> {
+        match self.changed.get(path) {
+            None => Some((path.to_string(), &[])),
+            Some(None) => None,
+            Some(Some((now, hunks))) => Some((now.clone(), hunks)),
+        }
+    }
+}
+
+/// The share of the file's lines at the commit that are unchanged at HEAD.
+fn surviving_share(view: &RepoView, tree: &git2::Tree, path: &str, hunks: &[Hunk]) -> f64 {
+    if hunks.is_empty() {
+        return 1.0;
+    }
+    let repo_path = if view.prefix.is_empty() {
+        path.to_string()
+    } else {
+        format!("{}/{path}", view.prefix)
+    };
+    let lines = tree
+        .get_path(std::path::Path::new(&repo_path))
+        .and_then(|entry| entry.to_object(&view.repo))
+        .ok()
+        .and_then(|object| object.into_blob().ok())
+        .map(|blob| bytecount_lines(blob.content()))
+        .unwrap_or(0);
+    if lines == 0 {
+        return 1.0;
+    }
+    let kept: i64 = carry_range(1, lines, hunks)
+        .iter()
+        .map(|(s, e)| e - s + 1)
+        .sum();
+    kept as f64 / lines as f64
+}
+
+fn bytecount_lines(content: &[u8]) -> i64 {
+    let newlines = content.iter().filter(|&&b| b == b'\n').count() as i64;
+    newlines + i64::from(content.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Why a message alone rules its commit out, if it does.
+fn message_skip(message: &str) -> Option<SkipReason> {
+    static REVERT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"(?i)^\s*(revert\b|reapply ")"#).expect("regex"));
+    static VERSION_BUMP: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^\s*(v?\d+(\.\d+)+\S*\s*$|(bump|release|prepare|cut)\b.*\bv?\d+\.\d+|bump(ed)?\s+(the\s+)?version\b|version\s+bump\b)",
+        )
+        .expect("regex")
+    });
+    let summary = message.lines().next().unwrap_or("");
+    if REVERT.is_match(summary) {
+        return Some(SkipReason::Revert);
+    }
+    if VERSION_BUMP.is_match(summary) {
+        return Some(SkipReason::VersionBump);
+    }
+    let words = clean_message(message)
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count();
+    (words < MIN_MESSAGE_WORDS).then_some(SkipReason::ShortMessage)
+}
+
+/// The message without trailers: `…-by:` lines anywhere, and a closing paragraph made only of
+/// `Token: value` lines (git's trailer block: `Change-Id:`, `Fixes:`, `Refs:`, …).
+pub fn clean_message(message: &str) -> String {
+    static BY_LINE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\s*[a-z][a-z-]*-by\s*:").expect("regex"));
+    static TRAILER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*[A-Za-z][A-Za-z0-9-]*\s*:\s*\S").expect("regex"));
+    let mut paragraphs: Vec<Vec<&str>> = vec![Vec::new()];
+    for line in message.lines() {
+        if line.trim().is_empty() {
+            if !paragraphs.last().is_some_and(Vec::is_empty) {
+                paragraphs.push(Vec::new());
+            }
+        } else if !BY_LINE.is_match(line) {
+            paragraphs.last_mut().expect("one paragraph").push(line);
+        }
+    }
+    paragraphs.retain(|p| !p.is_empty());
+    if paragraphs.len() > 1
+        && paragraphs
+            .last()
+            .is_some_and(|p| p.iter().all(|line| TRAILER.is_match(line)))
+    {
+        paragraphs.pop();
+    }
+    paragraphs
+        .iter()
+        .map(|p| p.join("\n"))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_are_dropped_and_the_prose_kept() {
+        let message = "Fix the parser when a block ends the file\n\n\
+                       The tokenizer stopped one byte early.\n\
+                       Signed-off-by: A Person <a@example.com>\n\n\
+                       Co-authored-by: B <b@example.com>\n\
+                       Change-Id: I1234\nRefs: #12\n";
+        assert_eq!(
+            clean_message(message),
+            "Fix the parser when a block ends the file\n\nThe tokenizer stopped one byte early."
+        );
+        // A lone paragraph of `Key: value` lines is the message itself, not a trailer block.
+        assert_eq!(
+            clean_message("fix: handle empty input"),
+            "fix: handle empty input"
+        );
+    }
+
+    #[test]
+    fn reverts_version_bumps_and_short_messages_are_skipped() {
+        let long = " because the cache kept stale entries after a reload of the configuration";
+        assert_eq!(
+            message_skip(&format!("Revert \"Add caching\"{long}")),
+            Some(SkipReason::Revert)
+        );
+        assert_eq!(
+            message_skip(&format!("Bump version to 2.3.1{long}")),
+            Some(SkipReason::VersionBump)
+        );
+        assert_eq!(message_skip("v1.2.0"), Some(SkipReason::VersionBump));
+        assert_eq!(message_skip("Fix typo"), Some(SkipReason::ShortMessage));
+        assert_eq!(message_skip(&format!("Drop stale entries{long}")), None);
+    }
+
+    #[test]
+    fn line_counts_include_a_last_line_without_newline() {
+        assert_eq!(bytecount_lines(b""), 0);
+        assert_eq!(bytecount_lines(b"a\nb\n"), 2);
+        assert_eq!(bytecount_lines(b"a\nb"), 2);
+    }
+}
