@@ -9,21 +9,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::{
-    ChildGuard, RawMcp, copy_fixture, free_port, http, index_json, knowcode, knowcode_json,
+    ChildGuard, RawMcp, copy_fixture, free_port, git, http, index_json, knowcode, knowcode_json,
     wait_until,
 };
 use serde_json::{Value, json};
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=Tester", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
-}
 
 #[test]
 fn doctor_mcp_performs_a_real_handshake() {

@@ -128,7 +128,7 @@ pub(crate) fn map_line(line: i64, hunks: &[Hunk]) -> i64 {
 
 pub(crate) fn git_error(e: git2::Error) -> KnowcodeError {
     KnowcodeError::new(ErrorCode::InvalidArgument, format!("git: {}", e.message()))
-        .with_hint("--temporal needs the indexed folder to be inside a git repository with at least one commit")
+        .with_hint("`build --temporal` and `eval` need the indexed folder to be inside a git repository with at least one commit")
 }
 
 /// A git repository seen from an indexed folder inside it.
@@ -171,6 +171,15 @@ impl RepoView {
         }
     }
 
+    /// A root-relative path as a path in the repository's trees.
+    pub fn repo_path(&self, root_relative: &str) -> std::path::PathBuf {
+        if self.prefix.is_empty() {
+            root_relative.into()
+        } else {
+            Path::new(&self.prefix).join(root_relative)
+        }
+    }
+
     /// The root-relative path of one side of a diff delta.
     pub fn side_path(&self, file: git2::DiffFile) -> Option<String> {
         file.path()
@@ -204,9 +213,14 @@ impl RepoView {
 
 /// The hunks of one delta of a diff (empty when git cannot make a patch of it, e.g. binary).
 pub(crate) fn hunks_of(diff: &git2::Diff, delta_index: usize) -> Vec<Hunk> {
-    let Ok(Some(patch)) = git2::Patch::from_diff(diff, delta_index) else {
-        return Vec::new();
-    };
+    match git2::Patch::from_diff(diff, delta_index) {
+        Ok(Some(patch)) => patch_hunks(&patch),
+        _ => Vec::new(),
+    }
+}
+
+/// The hunks of a patch.
+pub(crate) fn patch_hunks(patch: &git2::Patch) -> Vec<Hunk> {
     (0..patch.num_hunks())
         .filter_map(|h| patch.hunk(h).ok())
         .map(|(hunk, _)| Hunk {

@@ -280,3 +280,33 @@ pub fn run_mcp_script(script: &str, args: &[&str]) -> String {
     );
     stdout
 }
+
+/// Runs git in `dir` as a fixed test identity.
+pub fn git(dir: &Path, args: &[&str]) {
+    git_at(dir, args, None);
+}
+
+/// Runs git in `dir` as a fixed test identity; `at` (seconds since the epoch) pins the author
+/// and committer dates, so a scripted history has a known order.
+pub fn git_at(dir: &Path, args: &[&str], at: Option<i64>) {
+    let mut command = Command::new("git");
+    command
+        .args(["-c", "user.name=Tester", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null());
+    if let Some(at) = at {
+        let date = format!("@{at} +0000");
+        command
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date);
+    }
+    let status = command.status().expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}

@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::error::KnowcodeError;
-use crate::ops::history::{Hunk, RepoView, carry_range, git_error, hunks_of};
+use crate::ops::history::{Hunk, RepoView, carry_range, git_error, hunks_of, patch_hunks};
 use crate::parse::Entity;
 
 /// Words a message needs, once trailers are gone, to be a question worth asking.
@@ -227,7 +227,6 @@ fn task_of(
     if formatting_only {
         return Ok(Err(SkipReason::FormattingOnly));
     }
-    let since = CarriedToHead::new(view, &tree, head_tree)?;
     let mut task = Task {
         commit: commit.id().to_string()[..10].to_string(),
         query: clean_message(message),
@@ -235,18 +234,18 @@ fn task_of(
         gold_entities: Vec::new(),
     };
     for (path, ranges) in written {
-        let Some((now, hunks)) = since.file(&path) else {
+        let Some((now, hunks)) = carried_to_head(view, &tree, head_tree, &path)? else {
             return Ok(Err(SkipReason::GoldFileMissing));
         };
         if !indexed.has_file(&now) {
             return Ok(Err(SkipReason::GoldFileMissing));
         }
-        if surviving_share(view, &tree, &path, hunks) < MIN_SURVIVING_SHARE {
+        if surviving_share(view, &tree, &path, &hunks) < MIN_SURVIVING_SHARE {
             return Ok(Err(SkipReason::ChangedSince));
         }
         let carried: Vec<(u32, u32)> = ranges
             .into_iter()
-            .flat_map(|(s, e)| carry_range(s, e, hunks))
+            .flat_map(|(s, e)| carry_range(s, e, &hunks))
             .map(|(s, e)| (s.max(1) as u32, e.max(1) as u32))
             .collect();
         task.gold_entities
@@ -286,48 +285,48 @@ fn whitespace_only(diff: &git2::Diff, index: usize) -> bool {
     removed == added
 }
 
-/// How each file of a commit's tree maps onto the indexed tree (HEAD): its name there and
-/// the hunks between the two versions.
-struct CarriedToHead {
-    /// Path at the commit → (path at HEAD, hunks); a file absent here is unchanged.
-    changed: HashMap<String, Option<(String, Vec<Hunk>)>>,
+/// Where a file of a commit's tree is at HEAD (the indexed tree) and the hunks between the
+/// two versions; None when it is gone. The common cases are cheap: the same blob (no hunks)
+/// or the same path (one blob diff); only a file missing at its path costs a tree diff with
+/// rename detection.
+fn carried_to_head(
+    view: &RepoView,
+    tree: &git2::Tree,
+    head_tree: &git2::Tree,
+    path: &str,
+) -> Result<Option<(String, Vec<Hunk>)>, KnowcodeError> {
+    let repo_path = view.repo_path(path);
+    let Ok(then) = tree.get_path(&repo_path) else {
+        return Ok(None);
+    };
+    if let Ok(now) = head_tree.get_path(&repo_path) {
+        if now.id() == then.id() {
+            return Ok(Some((path.to_string(), Vec::new())));
+        }
+        let (old, new) = (blob(view, then.id())?, blob(view, now.id())?);
+        let mut options = git2::DiffOptions::new();
+        options.context_lines(0);
+        let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut options))
+            .map_err(git_error)?;
+        return Ok(Some((path.to_string(), patch_hunks(&patch))));
+    }
+    let diff = view.diff(Some(tree), Some(head_tree), false)?;
+    for index in 0..diff.deltas().len() {
+        let Some(delta) = diff.get_delta(index) else {
+            continue;
+        };
+        if delta.status() == git2::Delta::Renamed
+            && view.side_path(delta.old_file()).as_deref() == Some(path)
+            && let Some(new_path) = view.side_path(delta.new_file())
+        {
+            return Ok(Some((new_path, hunks_of(&diff, index))));
+        }
+    }
+    Ok(None)
 }
 
-impl CarriedToHead {
-    fn new(
-        view: &RepoView,
-        tree: &git2::Tree,
-        head_tree: &git2::Tree,
-    ) -> Result<Self, KnowcodeError> {
-        let mut changed = HashMap::new();
-        if tree.id() == head_tree.id() {
-            return Ok(CarriedToHead { changed });
-        }
-        let diff = view.diff(Some(tree), Some(head_tree), false)?;
-        for index in 0..diff.deltas().len() {
-            let Some(delta) = diff.get_delta(index) else {
-                continue;
-            };
-            let Some(old) = view.side_path(delta.old_file()) else {
-                continue;
-            };
-            let now = (delta.status() != git2::Delta::Deleted)
-                .then(|| view.side_path(delta.new_file()))
-                .flatten()
-                .map(|new| (new, hunks_of(&diff, index)));
-            changed.insert(old, now);
-        }
-        Ok(CarriedToHead { changed })
-    }
-
-    /// The file's path at HEAD and the hunks since (None: deleted since).
-    fn file<'a>(&'a self, path: &str) -> Option<(String, &'a [Hunk])> {
-        match self.changed.get(path) {
-            None => Some((path.to_string(), &[])),
-            Some(None) => None,
-            Some(Some((now, hunks))) => Some((now.clone(), hunks)),
-        }
-    }
+fn blob(view: &RepoView, id: git2::Oid) -> Result<git2::Blob<'_>, KnowcodeError> {
+    view.repo.find_blob(id).map_err(git_error)
 }
 
 /// The share of the file's lines at the commit that are unchanged at HEAD.
@@ -335,16 +334,10 @@ fn surviving_share(view: &RepoView, tree: &git2::Tree, path: &str, hunks: &[Hunk
     if hunks.is_empty() {
         return 1.0;
     }
-    let repo_path = if view.prefix.is_empty() {
-        path.to_string()
-    } else {
-        format!("{}/{path}", view.prefix)
-    };
     let lines = tree
-        .get_path(std::path::Path::new(&repo_path))
-        .and_then(|entry| entry.to_object(&view.repo))
+        .get_path(&view.repo_path(path))
         .ok()
-        .and_then(|object| object.into_blob().ok())
+        .and_then(|entry| blob(view, entry.id()).ok())
         .map(|blob| bytecount_lines(blob.content()))
         .unwrap_or(0);
     if lines == 0 {

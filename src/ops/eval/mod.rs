@@ -76,8 +76,8 @@ impl Ranking {
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskResult {
     pub commit: String,
-    /// The message's first line.
-    pub summary: String,
+    /// The question asked: the commit message without trailers.
+    pub query: String,
     pub gold_files: Vec<String>,
     pub gold_entities: usize,
     /// Per ranking, the 0-based rank of the first gold file (null: not in the list).
@@ -283,7 +283,7 @@ fn task_result(
     let with_entities = !task.gold_entities.is_empty();
     TaskResult {
         commit: task.commit.clone(),
-        summary: task.query.lines().next().unwrap_or("").to_string(),
+        query: task.query.clone(),
         gold_files: task.gold_files.clone(),
         gold_entities: task.gold_entities.len(),
         file_rank: lists
