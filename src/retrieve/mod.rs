@@ -114,6 +114,9 @@ pub struct Retriever {
     embedder: Arc<Mutex<Option<Result<Embedder, String>>>>,
     /// Rank on the lexical plane even when the generation has vectors (`eval --no-embed`).
     lexical_only: bool,
+    /// The last question embedded and its vector: `query` then `semantic_search` on the same
+    /// text (an agent's follow-up, or `eval` asking both) embeds it once.
+    last_vector: Mutex<Option<(String, Vec<f32>)>>,
 }
 
 impl Retriever {
@@ -123,6 +126,7 @@ impl Retriever {
             config,
             embedder: Arc::new(Mutex::new(None)),
             lexical_only: false,
+            last_vector: Mutex::new(None),
         }
     }
 
@@ -144,6 +148,14 @@ impl Retriever {
         self.cache.current().await
     }
 
+    /// The vector of `text` when it was the last question embedded.
+    fn remembered_vector(&self, text: &str) -> Option<Vec<f32>> {
+        let last = self.last_vector.lock().unwrap_or_else(|p| p.into_inner());
+        last.as_ref()
+            .filter(|(question, _)| question == text)
+            .map(|(_, vector)| vector.clone())
+    }
+
     /// The query vector: None on a lexical generation; an error when a full generation's
     /// vectors cannot be searched — `missing_semantic_index` (the model cannot be loaded) or
     /// `model_mismatch` ([`crate::embed::check_compatible`], the rule `doctor` applies too).
@@ -160,9 +172,13 @@ impl Retriever {
         if let Some(index) = generation.manifest.embedding.as_ref() {
             crate::embed::check_compatible(index, &self.config)?;
         }
+        if let Some(vector) = self.remembered_vector(text) {
+            return Ok(Some(vector));
+        }
         let slot = Arc::clone(&self.embedder);
         let config = self.config.clone();
         let text = text.to_string();
+        let question = text.clone();
         let embedded = tokio::task::spawn_blocking(move || {
             let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let embedder =
@@ -177,7 +193,12 @@ impl Retriever {
         })
         .await;
         match embedded {
-            Ok(vector) => vector.map(Some),
+            Ok(Ok(vector)) => {
+                *self.last_vector.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((question, vector.clone()));
+                Ok(Some(vector))
+            }
+            Ok(Err(e)) => Err(e),
             Err(join) => Err(KnowcodeError::new(
                 ErrorCode::Internal,
                 format!("embedding the question failed: {join}"),
