@@ -601,3 +601,40 @@ fn the_lexical_plane_reads_the_report_too_and_every_query_answer_points_further(
     let tight = query(repo.path(), BUG_REPORT, &["--max-tokens", "120"]);
     assert!(tight["total_tokens"].as_u64().unwrap() <= 120, "{tight}");
 }
+
+#[test]
+fn a_many_entity_answer_spans_files_instead_of_filling_up_with_one() {
+    require_model();
+    let repo = tempfile::tempdir().unwrap();
+    let crowded: String = (0..8)
+        .map(|i| format!("def cart_total_{i}(cart):\n    \"\"\"Cart total with rule {i}.\"\"\"\n    return sum(cart) + {i}\n\n\n"))
+        .collect();
+    std::fs::write(repo.path().join("crowded.py"), crowded).unwrap();
+    for name in ["left", "right"] {
+        let text: String = (0..2)
+            .map(|i| format!("def {name}_cart_total_{i}(cart):\n    \"\"\"The {name} cart total.\"\"\"\n    return sum(cart) * {i}\n\n\n"))
+            .collect();
+        std::fs::write(repo.path().join(format!("{name}.py")), text).unwrap();
+    }
+    index_json(repo.path(), &[]);
+    let payload = query(
+        repo.path(),
+        "cart total",
+        &["--limit-entities", "8", "--max-tokens", "4000"],
+    );
+    // Each packed entity opens with `## name (kind, path:start-end)`.
+    let files: Vec<String> = payload["context_text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|line| line.starts_with("## "))
+        .filter_map(|line| line.rsplit_once(", ")?.1.split(':').next().map(String::from))
+        .collect();
+    assert_eq!(files.len(), 8, "{payload}");
+    // Two slots per file (a quarter of eight) while other files have hits; the rest refill
+    // from the crowded file in rank order.
+    for other in ["left.py", "right.py"] {
+        assert_eq!(files.iter().filter(|f| *f == other).count(), 2, "{files:?}");
+    }
+    assert_eq!(files.iter().filter(|f| *f == "crowded.py").count(), 4, "{files:?}");
+}

@@ -14,6 +14,7 @@ pub mod resolve;
 pub mod sufficiency;
 pub mod tokens;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +25,7 @@ use self::context::Bundle;
 use self::generation::{GenerationCache, LoadedGeneration};
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
 use self::question::Question;
-use self::rank::{Ranking, RetrievalMode};
+use self::rank::{Hit, Ranking, RetrievalMode};
 use self::resolve::Resolved;
 use crate::config::Config;
 use crate::embed::Embedder;
@@ -270,10 +271,11 @@ impl Retriever {
         let question = Question::read(&request.query);
         let focus = context::Focus::of(&question);
         let ranking = self.ranked(&generation, &question, RANKED_CANDIDATES).await;
+        let packed = packed_hits(&generation, &ranking.hits, request.limit_entities);
         let also = also_pointers(
             &generation,
             &ranking,
-            request.limit_entities,
+            &packed,
             request.max_tokens,
             question.about_tests,
         );
@@ -281,7 +283,7 @@ impl Retriever {
         let mut bundles = Vec::new();
         let mut remaining = request.max_tokens - also_tokens;
         let per_entity = entity_budget(remaining, request.limit_entities);
-        for hit in ranking.hits.iter().take(request.limit_entities) {
+        for hit in &packed {
             let Some(entity) = generation.entity(&hit.entity_id) else {
                 continue;
             };
@@ -866,19 +868,20 @@ const EVIDENCE_FILES: usize = 5;
 fn also_pointers(
     generation: &LoadedGeneration,
     ranking: &Ranking,
-    packed: usize,
+    packed: &[&Hit],
     max_tokens: usize,
     about_tests: bool,
 ) -> Also {
-    let entities: Vec<&crate::parse::Entity> = ranking
-        .hits
+    let is_packed = |id: &str| packed.iter().any(|h| h.entity_id == id);
+    let shown: Vec<&crate::parse::Entity> = packed
         .iter()
         .filter_map(|h| generation.entity(&h.entity_id))
         .collect();
-    let (shown, rest) = entities.split_at(packed.min(entities.len()));
-    let rest: Vec<&crate::parse::Entity> = rest
+    let rest: Vec<&crate::parse::Entity> = ranking
+        .hits
         .iter()
-        .copied()
+        .filter(|h| !is_packed(&h.entity_id))
+        .filter_map(|h| generation.entity(&h.entity_id))
         .filter(|e| about_tests || !crate::walk::is_test_path(&e.path))
         .collect();
     let mut files: Vec<&str> = shown.iter().map(|e| e.path.as_str()).collect();
@@ -907,6 +910,35 @@ fn also_pointers(
         pointers.entities.push(entity.id.clone());
     }
     pointers
+}
+
+/// The hits whose context a `query` packs: rank order, but no file takes more than a quarter
+/// of the slots (at least two) while hits of other files remain, so a many-entity answer
+/// spans the files the evidence points at instead of filling up with one file's methods.
+/// One entity (the default) is always the best hit.
+fn packed_hits<'r>(generation: &LoadedGeneration, hits: &'r [Hit], limit: usize) -> Vec<&'r Hit> {
+    let per_file = (limit / 4).max(2);
+    let mut taken: HashMap<&str, usize> = HashMap::new();
+    let (mut chosen, mut held_back) = (Vec::new(), Vec::new());
+    for (rank, hit) in hits.iter().enumerate() {
+        if chosen.len() == limit {
+            break;
+        }
+        let file = generation
+            .entity(&hit.entity_id)
+            .map_or("", |e| e.path.as_str());
+        let count = taken.entry(file).or_default();
+        if *count < per_file {
+            *count += 1;
+            chosen.push((rank, hit));
+        } else {
+            held_back.push((rank, hit));
+        }
+    }
+    let missing = limit.saturating_sub(chosen.len());
+    chosen.extend(held_back.into_iter().take(missing));
+    chosen.sort_by_key(|(rank, _)| *rank);
+    chosen.into_iter().map(|(_, hit)| hit).collect()
 }
 
 /// The `also` pointers: the payload's lines and the entities they point at.

@@ -67,10 +67,11 @@ const PATH_FILE_WEIGHT: f64 = 1.0;
 const MESSAGE_WEIGHT: f64 = 1.0;
 /// At full strength: the whole-file BM25 leg's weight in the file evidence, the share of its
 /// file's evidence an entity gains, and the share of a file's strongest entities pooled into
-/// it.
+/// it (0.5 → 0.35 lifted change descriptions' Acc@5 from 81.8 to 83.0 with bug reports and
+/// the docstring benchmark unchanged; 0.2 cost bug reports 4.5 points).
 const FILE_LEG_WEIGHT: f64 = 1.0;
 const FILE_SHARE: f64 = 1.0;
-const FILE_POOL: f64 = 0.5;
+const FILE_POOL: f64 = 0.35;
 /// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share.
 const FILE_DECAY: f64 = 0.3;
 /// The file prior starts above this many words and reaches full strength this many words
