@@ -864,10 +864,10 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
                 println!("{}", summary.line());
                 if card {
                     let store = knowcode::store::Store::at(&options.store_dir);
-                    if let Ok(report) =
-                        knowcode::ops::quality::read(&store.generation_dir(&summary.generation_id))
-                    {
-                        println!("{}", knowcode::ops::quality::card(&report));
+                    if let Ok(report) = knowcode::index::quality::read(
+                        &store.generation_dir(&summary.generation_id),
+                    ) {
+                        println!("{}", knowcode::index::quality::card(&report));
                     }
                 }
             }

@@ -1,9 +1,10 @@
 //! knowcode: index a repository once, hand coding agents the smallest context that answers.
 //!
 //! The modules follow the pipeline data flows through:
-//! `walk → parse → graph → chunk → embed → store` (driven by [`index`]), then
-//! `retrieve` and `serve` on the read side, and `ops` for running an index (doctor, quality,
-//! history, export, watch, ask). `config` and `error` are shared by all of them.
+//! `walk → parse → graph → chunk → embed → store` (driven by [`index`], whose build stages
+//! also write each generation's quality report and git history), then `retrieve` and `serve`
+//! on the read side, and `ops` for running an index (doctor, history, export, watch, ask,
+//! eval), which only reads what the build stored. `config` and `error` are shared by all of them.
 //! Nothing in the library writes to stdout: the CLI in `main.rs` owns stdout.
 
 pub mod chunk;

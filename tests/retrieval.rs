@@ -628,7 +628,13 @@ fn a_many_entity_answer_spans_files_instead_of_filling_up_with_one() {
         .unwrap()
         .lines()
         .filter(|line| line.starts_with("## "))
-        .filter_map(|line| line.rsplit_once(", ")?.1.split(':').next().map(String::from))
+        .filter_map(|line| {
+            line.rsplit_once(", ")?
+                .1
+                .split(':')
+                .next()
+                .map(String::from)
+        })
         .collect();
     assert_eq!(files.len(), 8, "{payload}");
     // Two slots per file (a quarter of eight) while other files have hits; the rest refill
@@ -636,5 +642,9 @@ fn a_many_entity_answer_spans_files_instead_of_filling_up_with_one() {
     for other in ["left.py", "right.py"] {
         assert_eq!(files.iter().filter(|f| *f == other).count(), 2, "{files:?}");
     }
-    assert_eq!(files.iter().filter(|f| *f == "crowded.py").count(), 4, "{files:?}");
+    assert_eq!(
+        files.iter().filter(|f| *f == "crowded.py").count(),
+        4,
+        "{files:?}"
+    );
 }

@@ -17,8 +17,7 @@ use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
 use crate::retrieve::generation::LoadedGeneration;
 
-/// The legacy flat store file.
-pub const KNOWLEDGE_JSON: &str = "knowcode_knowledge.json";
+pub use crate::store::legacy::KNOWLEDGE_JSON;
 /// Rows shown in the architecture overview's ranked lists.
 const TOP: usize = 25;
 

@@ -7,5 +7,4 @@ pub mod doctor;
 pub mod eval;
 pub mod export;
 pub mod history;
-pub mod quality;
 pub mod watch;

@@ -352,7 +352,7 @@ impl Service {
             "quality" => match crate::store::legacy::readiness(&self.root) {
                 Readiness::Generation(id) => {
                     let store = Store::at(&self.root);
-                    crate::ops::quality::read(&store.generation_dir(&id)).map_err(|_| {
+                    crate::index::quality::read(&store.generation_dir(&id)).map_err(|_| {
                         KnowcodeError::new(
                             ErrorCode::MissingPreflightReport,
                             format!("generation {id} has no quality report"),
@@ -388,7 +388,7 @@ impl Service {
         .await
         .map_err(|e| KnowcodeError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|e| e.to_knowcode())?;
-        Ok(crate::ops::quality::report(&analysis))
+        Ok(crate::index::quality::report(&analysis))
     }
 
     /// Counts small enough for an agent (≤ 600 bytes).

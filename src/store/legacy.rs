@@ -15,7 +15,8 @@ use crate::graph::Edge;
 use crate::parse::{Entity, ParsedFile, languages};
 use crate::walk::FileState;
 
-pub use crate::ops::export::KNOWLEDGE_JSON;
+/// The legacy flat store's file name (also what `export --json` writes).
+pub const KNOWLEDGE_JSON: &str = "knowcode_knowledge.json";
 
 #[derive(Deserialize)]
 struct Knowledge {

@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::error::KnowcodeError;
-use crate::ops::history::{Hunk, RepoView, carry_range, git_error, hunks_of, patch_hunks};
+use crate::index::history::{Hunk, RepoView, carry_range, git_error, hunks_of, patch_hunks};
 use crate::parse::Entity;
 
 /// Words a message needs, once trailers are gone, to be a question worth asking.

@@ -4,6 +4,9 @@
 //! generation unless a `full` one is current (a full generation is never traded for a
 //! lexical one); phase two adds vectors, reusing those of unchanged chunks.
 
+pub mod history;
+pub mod quality;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -188,7 +191,7 @@ pub async fn run(
     let mut counts = base_counts(&analysis, entities.len());
     let previous_full = previous.filter(|(_, m)| m.kind == GenerationKind::Full);
     let reports = Reports {
-        quality: crate::ops::quality::report(&analysis),
+        quality: quality::report(&analysis),
         history: history(options, &analysis)?,
     };
 
@@ -508,20 +511,20 @@ fn manifest(
 /// builds, git history.
 struct Reports {
     quality: serde_json::Value,
-    history: Option<crate::ops::history::History>,
+    history: Option<history::History>,
 }
 
 /// Git history of the indexed files, when the build is temporal.
 fn history(
     options: &IndexOptions,
     analysis: &Analysis,
-) -> Result<Option<crate::ops::history::History>, BuildError> {
+) -> Result<Option<history::History>, BuildError> {
     fail_point(Stage::History)?;
     if !options.temporal {
         return Ok(None);
     }
     let files = analysis.parsed.iter().map(|f| f.path.clone()).collect();
-    crate::ops::history::collect(&options.root, &files)
+    history::collect(&options.root, &files)
         .map(Some)
         .map_err(BuildError::Refused)
 }
@@ -552,10 +555,9 @@ async fn write_generation(
     manifest
         .write(&staging.dir)
         .map_err(BuildError::at(Stage::Store))?;
-    crate::ops::quality::write(&staging.dir, &reports.quality)
-        .map_err(BuildError::at(Stage::Store))?;
+    quality::write(&staging.dir, &reports.quality).map_err(BuildError::at(Stage::Store))?;
     if let Some(history) = &reports.history {
-        crate::ops::history::write(&staging.dir, history).map_err(BuildError::at(Stage::Store))?;
+        history::write(&staging.dir, history).map_err(BuildError::at(Stage::Store))?;
     }
     let counts = tables::row_counts(&staging.dir)
         .await

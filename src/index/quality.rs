@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::index::Analysis;
+use super::Analysis;
 use crate::parse::{EntityKind, IssueKind};
 
 pub const REPORT_FILE: &str = "preflight_report.json";
