@@ -641,19 +641,23 @@ fn print_payload(result: Result<serde_json::Value, KnowcodeError>, json: bool) -
             }
             ExitCode::SUCCESS
         }
-        Err(err) => {
-            if json {
-                println!("{}", err.to_json());
-            }
-            eprintln!(
-                "error [{}]: {}\nhint: {}",
-                err.code.as_str(),
-                err.message,
-                err.hint
-            );
-            ExitCode::FAILURE
-        }
+        Err(err) => report_error(&err, json),
     }
+}
+
+/// Prints a failure: the error object on stdout with `--json`, the code, message and hint on
+/// stderr always.
+fn report_error(err: &KnowcodeError, json: bool) -> ExitCode {
+    if json {
+        println!("{}", err.to_json());
+    }
+    eprintln!(
+        "error [{}]: {}\nhint: {}",
+        err.code.as_str(),
+        err.message,
+        err.hint
+    );
+    ExitCode::FAILURE
 }
 
 fn print_readable(payload: &serde_json::Value) {
@@ -741,13 +745,7 @@ async fn run_query_batch(args: QueryArgs) -> anyhow::Result<ExitCode> {
                 )?;
             }
             Err(err) => {
-                eprintln!(
-                    "error [{}]: {}\nhint: {}",
-                    err.code.as_str(),
-                    err.message,
-                    err.hint
-                );
-                return Ok(ExitCode::FAILURE);
+                return Ok(report_error(&err, false));
             }
         }
     }
@@ -790,18 +788,7 @@ async fn run_eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match result {
         Ok(report) if args.json => println!("{}", serde_json::to_string(&report)?),
         Ok(report) => print!("{}", eval::table(&report)),
-        Err(err) => {
-            if args.json {
-                println!("{}", err.to_json());
-            }
-            eprintln!(
-                "error [{}]: {}\nhint: {}",
-                err.code.as_str(),
-                err.message,
-                err.hint
-            );
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(err) => return Ok(report_error(&err, args.json)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -824,13 +811,7 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
         {
             Ok((hits, _)) => hits,
             Err(err) => {
-                eprintln!(
-                    "error [{}]: {}\nhint: {}",
-                    err.code.as_str(),
-                    err.message,
-                    err.hint
-                );
-                return Ok(ExitCode::FAILURE);
+                return Ok(report_error(&err, false));
             }
         };
         use std::io::Write;
@@ -875,17 +856,7 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
         }
         Err(err) => {
             progress.finish();
-            let err = err.to_knowcode();
-            if args.json {
-                println!("{}", serde_json::to_string(&err.to_json())?);
-            }
-            eprintln!(
-                "error [{}]: {}\nhint: {}",
-                err.code.as_str(),
-                err.message,
-                err.hint
-            );
-            Ok(ExitCode::FAILURE)
+            Ok(report_error(&err.to_knowcode(), args.json))
         }
     }
 }

@@ -256,14 +256,7 @@ fn eval_json(root: &Path, extra: &[&str]) -> Value {
     let path = root.to_str().unwrap();
     let mut args = vec!["eval", path, "--json"];
     args.extend_from_slice(extra);
-    let out = knowcode(&args, &[]);
-    assert!(
-        out.status.success(),
-        "eval failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
+    common::knowcode_ok_json(&args)
 }
 
 fn row<'a>(rows: &'a Value, ranking: &str) -> Option<&'a Value> {
@@ -416,12 +409,7 @@ fn eval_mines_tasks_from_history_and_scores_every_ranking() {
         &[],
     );
     let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "eval")
-        .expect("an eval check");
+    let check = common::doctor_check(&doctor, "eval");
     assert!(
         check["message"].as_str().unwrap().contains("knowcode eval"),
         "{check}"

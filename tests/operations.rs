@@ -22,12 +22,7 @@ fn doctor_mcp_performs_a_real_handshake() {
     index_json(repo.path(), &["--no-embed"]);
     let out = knowcode(&["doctor", "--store", root, "--mcp", "--json"], &[]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mcp = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "mcp")
-        .expect("an mcp check");
+    let mcp = common::doctor_check(&report, "mcp");
     assert_eq!(mcp["status"], "pass", "{report}");
     assert!(
         mcp["message"].as_str().unwrap().contains("3 tools"),

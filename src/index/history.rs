@@ -191,12 +191,9 @@ impl RepoView {
         &self,
         old: Option<&git2::Tree>,
         new: Option<&git2::Tree>,
-        ignore_whitespace: bool,
     ) -> Result<git2::Diff<'_>, KnowcodeError> {
         let mut options = git2::DiffOptions::new();
-        options
-            .context_lines(0)
-            .ignore_whitespace(ignore_whitespace);
+        options.context_lines(0);
         if !self.prefix.is_empty() {
             options.pathspec(&self.prefix);
         }
@@ -266,7 +263,7 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
         });
         let tree = commit.tree().map_err(git_error)?;
         let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
-        let diff = view.diff(parent.as_ref(), Some(&tree), false)?;
+        let diff = view.diff(parent.as_ref(), Some(&tree))?;
         for delta_index in 0..diff.deltas().len() {
             let Some(delta) = diff.get_delta(delta_index) else {
                 continue;

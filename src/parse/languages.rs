@@ -385,26 +385,22 @@ pub fn for_path(path: &str) -> Option<&'static Language> {
         .find(|lang| lang.spec.extensions.contains(&ext.as_str()))
 }
 
-/// Whether knowcode can parse a path (cheap: no query compilation).
-pub fn is_supported(path: &str) -> bool {
-    let Some((_, ext)) = path.rsplit_once('.') else {
-        return false;
-    };
-    let ext = ext.to_ascii_lowercase();
+/// The language spec of a path, by extension (cheap: no query compilation).
+fn spec_for_path(path: &str) -> Option<&'static LanguageSpec> {
+    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
     LANGUAGES
         .iter()
-        .any(|spec| spec.extensions.contains(&ext.as_str()))
+        .find(|spec| spec.extensions.contains(&ext.as_str()))
+}
+
+/// Whether knowcode can parse a path (cheap: no query compilation).
+pub fn is_supported(path: &str) -> bool {
+    spec_for_path(path).is_some()
 }
 
 /// Whether a path holds code knowcode parses (a supported language other than Markdown).
 pub fn is_code(path: &str) -> bool {
-    let Some((_, ext)) = path.rsplit_once('.') else {
-        return false;
-    };
-    let ext = ext.to_ascii_lowercase();
-    LANGUAGES
-        .iter()
-        .any(|spec| spec.family != "markdown" && spec.extensions.contains(&ext.as_str()))
+    spec_for_path(path).is_some_and(|spec| spec.family != "markdown")
 }
 
 #[cfg(test)]

@@ -46,14 +46,29 @@ pub fn index_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
     let path = dir.to_str().unwrap();
     let mut args = vec!["index", path, "--json"];
     args.extend_from_slice(extra);
-    let out = knowcode(&args, &[]);
+    knowcode_ok_json(&args)
+}
+
+/// Runs the real binary, asserting success; returns stdout parsed as one JSON object.
+pub fn knowcode_ok_json(args: &[&str]) -> serde_json::Value {
+    let out = knowcode(args, &[]);
     assert!(
         out.status.success(),
-        "index failed: {}\n{}",
+        "knowcode {args:?} failed: {}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("summary is one JSON object")
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+/// The check called `name` in a `doctor --json` report.
+pub fn doctor_check<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .expect("a checks list")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check in {report}"))
 }
 
 /// Fails with a clear message when the model has not been installed by scripts/setup.

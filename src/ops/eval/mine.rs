@@ -193,7 +193,7 @@ fn task_of(
     }
     let tree = commit.tree().map_err(git_error)?;
     let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
-    let diff = view.diff(parent.as_ref(), Some(&tree), false)?;
+    let diff = view.diff(parent.as_ref(), Some(&tree))?;
     // Non-test source files the commit wrote, with the line ranges it wrote in them.
     let mut written: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
     let mut formatting_only = true;
@@ -212,11 +212,13 @@ fn task_of(
         if !crate::parse::languages::is_code(&path) || crate::walk::is_test_path(&path) {
             continue;
         }
-        formatting_only &= whitespace_only(&diff, index);
         if delta.status() == git2::Delta::Deleted {
             return Ok(Err(SkipReason::GoldFileMissing));
         }
-        written.push((path, written_ranges(&hunks_of(&diff, index))));
+        let patch = git2::Patch::from_diff(&diff, index).ok().flatten();
+        formatting_only &= patch.as_ref().is_some_and(whitespace_only);
+        let hunks = patch.as_ref().map(patch_hunks).unwrap_or_default();
+        written.push((path, written_ranges(&hunks)));
     }
     if written.is_empty() {
         return Ok(Err(SkipReason::NoSourceFiles));
@@ -260,12 +262,9 @@ fn written_ranges(hunks: &[Hunk]) -> Vec<(i64, i64)> {
     hunks.iter().map(Hunk::written).collect()
 }
 
-/// Whether a delta's removed and added lines hold the same characters once whitespace is
+/// Whether a patch's removed and added lines hold the same characters once whitespace is
 /// ignored (re-indentation, re-wrapping, trailing spaces).
-fn whitespace_only(diff: &git2::Diff, index: usize) -> bool {
-    let Ok(Some(patch)) = git2::Patch::from_diff(diff, index) else {
-        return false;
-    };
+fn whitespace_only(patch: &git2::Patch) -> bool {
     let (mut removed, mut added) = (String::new(), String::new());
     for hunk in 0..patch.num_hunks() {
         let lines = patch.num_lines_in_hunk(hunk).unwrap_or(0);
@@ -310,7 +309,7 @@ fn carried_to_head(
             .map_err(git_error)?;
         return Ok(Some((path.to_string(), patch_hunks(&patch))));
     }
-    let diff = view.diff(Some(tree), Some(head_tree), false)?;
+    let diff = view.diff(Some(tree), Some(head_tree))?;
     for index in 0..diff.deltas().len() {
         let Some(delta) = diff.get_delta(index) else {
             continue;
