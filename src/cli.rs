@@ -12,8 +12,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use knowcode::config::Config;
 use knowcode::error::{KnowcodeError, Stage};
 use knowcode::index::{self, IndexOptions, Progress};
-use knowcode::retrieve::profile::{TaskType, Verbosity};
-use knowcode::retrieve::{Direction, QueryRequest, Retriever};
+use knowcode::retrieve::profile::{Direction, Verbosity};
+use knowcode::retrieve::{QueryRequest, Retriever};
+use knowcode::serve::contract::{self, TaskChoice};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -67,7 +68,7 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
-    #[arg(value_parser = clap::builder::PossibleValuesParser::new(knowcode::serve::tools::INSPECT_ACTIONS))]
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(contract::actions(contract::INSPECT)))]
     pub action: String,
     /// An entity, for `history`.
     #[arg(long)]
@@ -179,18 +180,16 @@ pub struct StoreArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct BudgetArgs {
-    /// explain, debug, extend, review, locate, general or auto.
-    #[arg(long, default_value = "auto")]
-    pub task_type: String,
-    #[arg(long, default_value_t = knowcode::retrieve::DEFAULT_MAX_TOKENS)]
+    #[arg(long, value_enum, default_value_t = TaskChoice::AUTO)]
+    pub task_type: TaskChoice,
+    #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "query", "max_tokens"))]
     pub max_tokens: usize,
-    #[arg(long, default_value_t = knowcode::retrieve::DEFAULT_LIMIT_ENTITIES)]
+    #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "query", "limit_entities"))]
     pub limit_entities: usize,
     #[arg(long)]
     pub expand_deps: bool,
-    /// minimal, standard, verbose or diagnostic.
-    #[arg(long, default_value = "minimal")]
-    pub verbosity: String,
+    #[arg(long, value_enum, default_value_t = Verbosity::Minimal)]
+    pub verbosity: Verbosity,
 }
 
 #[derive(Args, Debug)]
@@ -210,10 +209,10 @@ pub struct QueryArgs {
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     pub name: String,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "search", "limit"))]
     pub limit: usize,
-    #[arg(long, default_value = "minimal")]
-    pub verbosity: String,
+    #[arg(long, value_enum, default_value_t = Verbosity::Minimal)]
+    pub verbosity: Verbosity,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -230,10 +229,9 @@ pub struct ContextArgs {
 #[derive(Args, Debug)]
 pub struct TraceArgs {
     pub entity: String,
-    /// callers or callees.
-    #[arg(long, default_value = "callers")]
-    pub direction: String,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_enum, default_value_t = Direction::Callers)]
+    pub direction: Direction,
+    #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "trace", "depth"))]
     pub depth: usize,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -246,7 +244,7 @@ pub struct SemanticArgs {
     /// A JSONL file of {"id","query"} lines; prints one {"id","hits"} line per query.
     #[arg(long)]
     pub batch: Option<PathBuf>,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "semantic_search", "limit"))]
     pub limit: usize,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -398,9 +396,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(target) = args.target {
                 arguments.insert("target".into(), serde_json::json!(target));
             }
-            let result = service
-                .call(knowcode::serve::tools::INSPECT, arguments)
-                .await;
+            let result = service.call(contract::INSPECT, arguments).await;
             Ok(print_payload(result, args.store.json))
         }
         Command::Export(args) => {
@@ -430,7 +426,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let retriever = retriever(&args.store)?;
             let result = async {
                 let mut request = QueryRequest::new(args.text.clone().unwrap_or_default());
-                apply_budget(&mut request, &args.budget)?;
+                apply_budget(&mut request, &args.budget);
                 retriever.query(&request).await
             }
             .await;
@@ -440,7 +436,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let retriever = retriever(&args.store)?;
             let result = async {
                 let mut request = QueryRequest::new(String::new());
-                apply_budget(&mut request, &args.budget)?;
+                apply_budget(&mut request, &args.budget);
                 retriever
                     .context(
                         &args.entity,
@@ -455,29 +451,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Search(args) => {
             let retriever = retriever(&args.store)?;
-            let result = async {
-                let verbosity = parse_verbosity(&args.verbosity)?;
-                retriever.search(&args.name, args.limit, verbosity).await
-            }
-            .await;
+            let result = retriever
+                .search(&args.name, args.limit, args.verbosity)
+                .await;
             Ok(print_payload(result, args.store.json))
         }
         Command::Trace(args) => {
             let retriever = retriever(&args.store)?;
-            let result = async {
-                let direction = match args.direction.as_str() {
-                    "callers" => Direction::Callers,
-                    "callees" => Direction::Callees,
-                    other => {
-                        return Err(KnowcodeError::invalid_argument(
-                            "direction",
-                            format!("`{other}` is not callers or callees"),
-                        ));
-                    }
-                };
-                retriever.trace(&args.entity, direction, args.depth).await
-            }
-            .await;
+            let result = retriever
+                .trace(&args.entity, args.direction, args.depth)
+                .await;
             Ok(print_payload(result, args.store.json))
         }
         Command::SemanticSearch(args) => run_semantic(args).await,
@@ -604,30 +587,12 @@ fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
     Ok(Retriever::new(store.store.clone(), config))
 }
 
-fn parse_verbosity(value: &str) -> Result<Verbosity, KnowcodeError> {
-    Verbosity::parse(value).ok_or_else(|| {
-        KnowcodeError::invalid_argument(
-            "verbosity",
-            "must be minimal, standard, verbose or diagnostic",
-        )
-    })
-}
-
-fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) -> Result<(), KnowcodeError> {
-    request.task_type = match budget.task_type.as_str() {
-        "auto" => None,
-        other => Some(TaskType::parse(other).ok_or_else(|| {
-            KnowcodeError::invalid_argument(
-                "task_type",
-                "must be auto, explain, debug, extend, review, locate or general",
-            )
-        })?),
-    };
+fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) {
+    request.task_type = budget.task_type.0;
     request.max_tokens = budget.max_tokens;
     request.limit_entities = budget.limit_entities;
     request.expand_deps = budget.expand_deps;
-    request.verbosity = parse_verbosity(&budget.verbosity)?;
-    Ok(())
+    request.verbosity = budget.verbosity;
 }
 
 /// Prints a payload (compact JSON, or readable text) and turns errors into exit code 1.
@@ -730,7 +695,7 @@ async fn run_query_batch(args: QueryArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for item in read_batch(args.batch.as_deref().unwrap_or(std::path::Path::new("-")))? {
         let mut request = QueryRequest::new(item.query);
-        apply_budget(&mut request, &args.budget).map_err(|e| anyhow::anyhow!(e.message))?;
+        apply_budget(&mut request, &args.budget);
         match retriever.answer(&request).await {
             Ok(answer) => {
                 let spans: Vec<serde_json::Value> = answer

@@ -316,16 +316,16 @@ async fn mcp_handshake(root: &Path) -> anyhow::Result<String> {
     anyhow::ensure!(
         names
             == [
-                crate::serve::tools::INSPECT,
-                crate::serve::tools::LIFECYCLE,
-                crate::serve::tools::RETRIEVE
+                crate::serve::contract::INSPECT,
+                crate::serve::contract::LIFECYCLE,
+                crate::serve::contract::RETRIEVE
             ],
         "unexpected tools {names:?}"
     );
     let arguments = json!({"action": "query", "query": "main entry point"});
     let result = client
         .call_tool(
-            CallToolRequestParams::new(crate::serve::tools::RETRIEVE)
+            CallToolRequestParams::new(crate::serve::contract::RETRIEVE)
                 .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
         )
         .await?;

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use self::context::Bundle;
 use self::generation::{GenerationCache, LoadedGeneration};
+pub use self::profile::Direction;
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
 use self::question::Question;
 use self::rank::{Hit, Ranking, RetrievalMode};
@@ -34,11 +35,17 @@ use crate::graph::EdgeKind;
 
 /// Defaults of `query` (the contract's first tool call).
 pub const DEFAULT_MAX_TOKENS: usize = 1500;
+/// Entities a `query` answer packs unless asked for more.
 pub const DEFAULT_LIMIT_ENTITIES: usize = 1;
+/// The largest token budget a request may ask for.
+pub const MAX_TOKENS_CEILING: usize = 100_000;
+/// The most entities one answer may pack.
+pub const MAX_LIMIT_ENTITIES: usize = 20;
 /// Per-entity budget ceiling.
 pub const MAX_ENTITY_TOKENS: usize = 2000;
 /// Characters of chunk text a semantic-search hit carries.
 pub const SEMANTIC_TEXT_CHARS: usize = 800;
+/// The deepest `trace` walk.
 pub const MAX_TRACE_DEPTH: usize = 5;
 
 /// A `query` request; `task_type: None` means `auto`.
@@ -100,12 +107,6 @@ pub struct SemanticHit {
     pub score: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Callers,
-    Callees,
 }
 
 /// The read side over one store.
@@ -511,7 +512,7 @@ impl Retriever {
             .collect();
         let mut payload = json!({
             "entity": entity.id,
-            "direction": match direction { Direction::Callers => "callers", Direction::Callees => "callees" },
+            "direction": direction.as_str(),
             "depth": depth,
             "nodes": nodes,
             "freshness": freshness::check(&generation),
@@ -656,16 +657,16 @@ impl Retriever {
 }
 
 fn validate_budget(max_tokens: usize, limit_entities: usize) -> Result<(), KnowcodeError> {
-    if max_tokens == 0 || max_tokens > 100_000 {
+    if max_tokens == 0 || max_tokens > MAX_TOKENS_CEILING {
         return Err(KnowcodeError::invalid_argument(
             "max_tokens",
-            "must be between 1 and 100000",
+            format!("must be an integer between 1 and {MAX_TOKENS_CEILING}"),
         ));
     }
-    if limit_entities == 0 || limit_entities > 20 {
+    if limit_entities == 0 || limit_entities > MAX_LIMIT_ENTITIES {
         return Err(KnowcodeError::invalid_argument(
             "limit_entities",
-            "must be between 1 and 20",
+            format!("must be an integer between 1 and {MAX_LIMIT_ENTITIES}"),
         ));
     }
     Ok(())

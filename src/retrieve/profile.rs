@@ -5,73 +5,67 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How much an answer carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verbosity {
-    Minimal,
-    Standard,
-    Verbose,
-    Diagnostic,
-}
-
-impl Verbosity {
-    pub const ALL: [Verbosity; 4] = [
-        Verbosity::Minimal,
-        Verbosity::Standard,
-        Verbosity::Verbose,
-        Verbosity::Diagnostic,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verbosity::Minimal => "minimal",
-            Verbosity::Standard => "standard",
-            Verbosity::Verbose => "verbose",
-            Verbosity::Diagnostic => "diagnostic",
+/// Defines one closed vocabulary of the contract: the enum, `ALL` in contract order,
+/// `as_str` (the one home of each value's name; serde uses the same snake_case names) and
+/// `parse`.
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
         }
-    }
 
-    pub fn parse(s: &str) -> Option<Verbosity> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-}
+        impl $name {
+            /// Every value, in the order the contract lists them.
+            pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
 
-/// What an agent asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskType {
-    Explain,
-    Debug,
-    Extend,
-    Review,
-    Locate,
-    General,
-}
+            /// The value's name on every surface (MCP, REST, CLI, payloads).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
 
-impl TaskType {
-    pub const ALL: [TaskType; 6] = [
-        TaskType::Explain,
-        TaskType::Debug,
-        TaskType::Extend,
-        TaskType::Review,
-        TaskType::Locate,
-        TaskType::General,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskType::Explain => "explain",
-            TaskType::Debug => "debug",
-            TaskType::Extend => "extend",
-            TaskType::Review => "review",
-            TaskType::Locate => "locate",
-            TaskType::General => "general",
+            /// The value named `text`, if any.
+            pub fn parse(text: &str) -> Option<$name> {
+                Self::ALL.into_iter().find(|v| v.as_str() == text)
+            }
         }
-    }
+    };
+}
 
-    pub fn parse(s: &str) -> Option<TaskType> {
-        Self::ALL.into_iter().find(|t| t.as_str() == s)
+vocabulary! {
+    /// How much an answer carries.
+    Verbosity {
+        Minimal => "minimal",
+        Standard => "standard",
+        Verbose => "verbose",
+        Diagnostic => "diagnostic",
+    }
+}
+
+vocabulary! {
+    /// What an agent asks for (`auto`, the default, is the absence of one: see
+    /// `serve::contract::TaskChoice`).
+    TaskType {
+        Explain => "explain",
+        Debug => "debug",
+        Extend => "extend",
+        Review => "review",
+        Locate => "locate",
+        General => "general",
+    }
+}
+
+vocabulary! {
+    /// Which way `trace` walks call edges.
+    Direction {
+        /// Who calls the entity.
+        Callers => "callers",
+        /// What the entity calls.
+        Callees => "callees",
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::contract::{self, INSPECT, Kind, RETRIEVE};
 use super::service::{Service, percent_decode};
 use super::tools;
 use crate::error::{ErrorCode, KnowcodeError};
@@ -49,18 +50,19 @@ fn decode(text: &str) -> String {
     percent_decode(&text.replace('+', " "))
 }
 
-/// Query-string parameters; numbers and booleans of known numeric/boolean names are typed.
+/// Query-string parameters, typed by the contract's kind for the name (integers and
+/// booleans; anything unparsable stays a string, so validation names the argument).
 fn query_params(query: &str) -> Map<String, Value> {
     let mut params = Map::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decode(key), decode(value));
-        let typed = match key.as_str() {
-            "limit" | "depth" | "max_tokens" | "limit_entities" => value
+        let typed = match contract::kind_of(&key) {
+            Some(Kind::Integer) => value
                 .parse::<u64>()
                 .map(Value::from)
                 .unwrap_or(Value::String(value)),
-            "expand_deps" => match value.as_str() {
+            Some(Kind::Flag) => match value.as_str() {
                 "true" | "1" => Value::Bool(true),
                 "false" | "0" => Value::Bool(false),
                 _ => Value::String(value),
@@ -98,23 +100,19 @@ pub fn route(method: &str, url: &str, body: &str) -> Result<Call, (u16, Knowcode
     match (method, rest, path) {
         ("GET", _, "/openapi.json") => Ok(Call::OpenApi),
         ("GET", Some("health"), _) => Ok(Call::Health),
-        ("GET", Some("stats"), _) => Ok(Call::Tool(tools::INSPECT, with_action(params, "stats"))),
-        ("GET", Some("freshness"), _) => {
-            Ok(Call::Tool(tools::INSPECT, with_action(params, "freshness")))
-        }
+        ("GET", Some("stats"), _) => Ok(Call::Tool(INSPECT, with_action(params, "stats"))),
+        ("GET", Some("freshness"), _) => Ok(Call::Tool(INSPECT, with_action(params, "freshness"))),
         ("GET", Some("search"), _) => {
             rename(&mut params, "q", "query");
-            Ok(Call::Tool(tools::RETRIEVE, with_action(params, "search")))
+            Ok(Call::Tool(RETRIEVE, with_action(params, "search")))
         }
-        ("GET", Some("context"), _) => {
-            Ok(Call::Tool(tools::RETRIEVE, with_action(params, "context")))
-        }
+        ("GET", Some("context"), _) => Ok(Call::Tool(RETRIEVE, with_action(params, "context"))),
         ("GET", Some(rest), _) if rest.starts_with("trace/") => {
             params.insert(
                 "target".into(),
                 json!(percent_decode(&rest["trace/".len()..])),
             );
-            Ok(Call::Tool(tools::RETRIEVE, with_action(params, "trace")))
+            Ok(Call::Tool(RETRIEVE, with_action(params, "trace")))
         }
         ("GET", Some(rest), _) if rest.starts_with("impact/") => {
             let depth = match params.get("depth") {
@@ -140,11 +138,10 @@ pub fn route(method: &str, url: &str, body: &str) -> Result<Call, (u16, Knowcode
                     KnowcodeError::invalid_argument("body", "must be a JSON object"),
                 ));
             };
-            for (key, value) in tools::FULL_QUERY_DEFAULTS {
-                arguments.entry(*key).or_insert(json!(value));
+            for (key, value) in query_defaults() {
+                arguments.entry(key).or_insert(value);
             }
-            arguments.entry("expand_deps").or_insert(json!(true));
-            Ok(Call::Tool(tools::RETRIEVE, with_action(arguments, "query")))
+            Ok(Call::Tool(RETRIEVE, with_action(arguments, "query")))
         }
         _ => Err(not_found()),
     }
@@ -179,11 +176,45 @@ fn health(service: &Service) -> Value {
     })
 }
 
+/// The REST query endpoint's defaults: the predecessor's full-context budget, with dependency
+/// expansion on.
+fn query_defaults() -> Vec<(&'static str, Value)> {
+    tools::FULL_QUERY_DEFAULTS
+        .iter()
+        .map(|(key, value)| (*key, json!(value)))
+        .chain([("expand_deps", json!(true))])
+        .collect()
+}
+
+/// An OpenAPI parameter typed by the contract (`id` path segments are strings).
+fn openapi_param(name: &str, location: &str, required: bool) -> Value {
+    let kind = contract::kind_of(name).map_or("string", Kind::json_type);
+    json!({"name": name, "in": location, "required": required, "schema": {"type": kind}})
+}
+
+/// The request body of `POST /context/query`: the `query` action's arguments.
+fn query_body_schema() -> Value {
+    let spec =
+        contract::action_spec(RETRIEVE, "query").expect("the query action is in the contract");
+    let properties: Map<String, Value> = spec
+        .args
+        .iter()
+        .map(|used| {
+            let mut schema = json!({"type": used.param.kind.json_type()});
+            if let Kind::Choice(names) = used.param.kind {
+                schema["enum"] = json!(names());
+            }
+            (used.param.name.to_string(), schema)
+        })
+        .collect();
+    json!({"type": "object", "required": ["query"], "properties": properties})
+}
+
 /// The OpenAPI 3.0 description of every route.
 pub fn openapi() -> Value {
     let payload = json!({"description": "the same payload as the MCP tool", "content": {"application/json": {"schema": {"type": "object"}}}});
     let error = json!({"description": "{error, code, hint}", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
-    let param = |name: &str, location: &str, kind: &str, required: bool| json!({"name": name, "in": location, "required": required, "schema": {"type": kind}});
+    let param = openapi_param;
     let get = |summary: &str, parameters: Vec<Value>| {
         json!({"get": {"summary": summary, "parameters": parameters,
             "responses": {"200": payload, "400": error, "404": error, "412": error}}})
@@ -196,20 +227,17 @@ pub fn openapi() -> Value {
             "/api/v1/health": get("liveness and whether an index is published", vec![]),
             "/api/v1/stats": get("counts of the current generation", vec![]),
             "/api/v1/freshness": get("is the index stale, and why", vec![]),
-            "/api/v1/search": get("entities by name or pattern", vec![param("q", "query", "string", true), param("limit", "query", "integer", false)]),
-            "/api/v1/context": get("the context of one entity", vec![param("target", "query", "string", true), param("max_tokens", "query", "integer", false), param("task_type", "query", "string", false), param("verbosity", "query", "string", false)]),
-            "/api/v1/trace/{id}": get("callers or callees", vec![param("id", "path", "string", true), param("direction", "query", "string", false), param("depth", "query", "integer", false)]),
-            "/api/v1/impact/{id}": get("everything that depends on an entity", vec![param("id", "path", "string", true), param("depth", "query", "integer", false)]),
-            "/api/v1/context/query": {"post": {"summary": "ranked, budgeted context for a question (defaults: 4000 tokens, 3 entities, dependency expansion on)",
+            "/api/v1/search": get("entities by name or pattern", vec![param("q", "query", true), param("limit", "query", false)]),
+            "/api/v1/context": get("the context of one entity", vec![param("target", "query", true), param("max_tokens", "query", false), param("task_type", "query", false), param("verbosity", "query", false)]),
+            "/api/v1/trace/{id}": get("callers or callees", vec![param("id", "path", true), param("direction", "query", false), param("depth", "query", false)]),
+            "/api/v1/impact/{id}": get("everything that depends on an entity", vec![param("id", "path", true), param("depth", "query", false)]),
+            "/api/v1/context/query": {"post": {"summary": format!("ranked, budgeted context for a question (defaults: {})", query_defaults().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")),
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Query"}}}},
                 "responses": {"200": payload, "400": error, "412": error}}},
         },
         "components": {"schemas": {
             "Error": {"type": "object", "required": ["error", "code", "hint"], "properties": {"error": {"type": "string"}, "code": {"type": "string"}, "hint": {"type": "string"}}},
-            "Query": {"type": "object", "required": ["query"], "properties": {
-                "query": {"type": "string"}, "task_type": {"type": "string", "enum": tools::TASK_TYPES},
-                "max_tokens": {"type": "integer"}, "limit_entities": {"type": "integer"},
-                "expand_deps": {"type": "boolean"}, "verbosity": {"type": "string", "enum": tools::VERBOSITIES}}},
+            "Query": query_body_schema(),
         }},
     })
 }
@@ -280,7 +308,7 @@ mod tests {
         else {
             panic!("search routes to a tool");
         };
-        assert_eq!(tool, tools::RETRIEVE);
+        assert_eq!(tool, RETRIEVE);
         assert_eq!(args["query"], "parse url");
         assert_eq!(args["limit"], 5);
         let Ok(Call::Tool(_, args)) = route(

@@ -7,14 +7,13 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
+use super::contract::{self, Call, LIFECYCLE, RETRIEVE};
 use super::jobs::Jobs;
 use super::telemetry::Telemetry;
-use super::tools::{self, Args};
 use crate::config::Config;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::index::{self, IndexOptions};
-use crate::retrieve::profile::{TaskType, Verbosity};
-use crate::retrieve::{Direction, QueryRequest, Retriever};
+use crate::retrieve::{QueryRequest, Retriever};
 use crate::store::Store;
 use crate::store::legacy::Readiness;
 
@@ -123,23 +122,8 @@ fn confine_literal(root: &Path, argument: &str) -> Result<PathBuf, KnowcodeError
     }
 }
 
-const RETRIEVE_ARGS: &[&str] = &[
-    "action",
-    "query",
-    "target",
-    "task_type",
-    "max_tokens",
-    "limit_entities",
-    "expand_deps",
-    "verbosity",
-    "direction",
-    "depth",
-    "limit",
-];
 /// Commits listed by `inspect action=history`.
 const HISTORY_LIMIT: usize = 20;
-const LIFECYCLE_ARGS: &[&str] = &["action", "no_embed", "temporal", "output"];
-const INSPECT_ARGS: &[&str] = &["action", "job_id", "target"];
 
 /// The server state behind every surface.
 pub struct Service {
@@ -183,14 +167,12 @@ impl Service {
         arguments: Map<String, Value>,
     ) -> Result<Value, KnowcodeError> {
         let started = Instant::now();
-        let args = Args::new(arguments);
-        let result = self.dispatch(tool, &args).await;
+        let result = self.dispatch(tool, &arguments).await;
         let bytes = match &result {
             Ok(v) => serde_json::to_string(v).map(|s| s.len()).unwrap_or(0),
             Err(e) => e.to_json().to_string().len(),
         };
-        let action = args
-            .map()
+        let action = arguments
             .get("action")
             .and_then(Value::as_str)
             .unwrap_or("");
@@ -201,7 +183,7 @@ impl Service {
         let event = self.telemetry.event(
             tool,
             action,
-            args.map(),
+            &arguments,
             bytes,
             started.elapsed().as_millis() as u64,
             outcome,
@@ -210,133 +192,113 @@ impl Service {
         result
     }
 
-    async fn dispatch(&self, tool: &str, args: &Args) -> Result<Value, KnowcodeError> {
-        match tool {
-            tools::RETRIEVE => {
-                args.only(RETRIEVE_ARGS)?;
-                self.retrieve(&args.action(tools::RETRIEVE_ACTIONS)?, args)
-                    .await
-            }
-            tools::LIFECYCLE => {
-                args.only(LIFECYCLE_ARGS)?;
-                self.lifecycle(&args.action(tools::LIFECYCLE_ACTIONS)?, args)
-            }
-            tools::INSPECT => {
-                args.only(INSPECT_ARGS)?;
-                self.inspect(&args.action(tools::INSPECT_ACTIONS)?, args)
-                    .await
-            }
-            other => Err(KnowcodeError::invalid_argument(
+    async fn dispatch(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Value, KnowcodeError> {
+        if !contract::TOOLS.contains(&tool) {
+            return Err(KnowcodeError::invalid_argument(
                 "name",
                 format!(
-                    "unknown tool `{other}`; tools: {}, {}, {}",
-                    tools::RETRIEVE,
-                    tools::LIFECYCLE,
-                    tools::INSPECT
+                    "unknown tool `{tool}`; tools: {}",
+                    contract::TOOLS.join(", ")
                 ),
-            )),
+            ));
+        }
+        let call = contract::parse(tool, arguments)?;
+        match tool {
+            RETRIEVE => self.retrieve(&call).await,
+            LIFECYCLE => self.lifecycle(&call),
+            _ => self.inspect(&call).await,
         }
     }
 
-    fn task_type(args: &Args) -> Result<Option<TaskType>, KnowcodeError> {
-        let value = args.choice("task_type", tools::TASK_TYPES, "auto")?;
-        Ok(TaskType::parse(&value))
-    }
-
-    fn verbosity(args: &Args) -> Result<Verbosity, KnowcodeError> {
-        let value = args.choice("verbosity", tools::VERBOSITIES, "minimal")?;
-        Ok(Verbosity::parse(&value).unwrap_or(Verbosity::Minimal))
-    }
-
-    async fn retrieve(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
-        match action {
+    async fn retrieve(&self, call: &Call<'_>) -> Result<Value, KnowcodeError> {
+        match call.action() {
             "query" => {
                 let request = QueryRequest {
-                    query: args.required_string("query")?,
-                    task_type: Self::task_type(args)?,
-                    max_tokens: args.integer("max_tokens", 1, 100_000, 1500)? as usize,
-                    limit_entities: args.integer("limit_entities", 1, 20, 1)? as usize,
-                    expand_deps: args.boolean("expand_deps", false)?,
-                    verbosity: Self::verbosity(args)?,
+                    query: call.required_text("query")?,
+                    task_type: call.task_type()?,
+                    max_tokens: call.integer("max_tokens")?,
+                    limit_entities: call.integer("limit_entities")?,
+                    expand_deps: call.flag("expand_deps")?,
+                    verbosity: call.verbosity()?,
                 };
                 self.retriever.query(&request).await
             }
             "search" => {
-                let pattern = match args.string("query")? {
+                let pattern = match call.text("query")? {
                     Some(q) if !q.trim().is_empty() => q,
-                    _ => args.required_string("target")?,
+                    _ => call.required_text("target")?,
                 };
-                let limit = args.integer("limit", 1, 100, 10)? as usize;
                 self.retriever
-                    .search(&pattern, limit, Self::verbosity(args)?)
+                    .search(&pattern, call.integer("limit")?, call.verbosity()?)
                     .await
             }
             "context" => {
-                let target = args.required_string("target")?;
-                let max_tokens = args.integer("max_tokens", 1, 100_000, 1500)? as usize;
                 self.retriever
                     .context(
-                        &target,
-                        Self::task_type(args)?,
-                        max_tokens,
-                        Self::verbosity(args)?,
+                        &call.required_text("target")?,
+                        call.task_type()?,
+                        call.integer("max_tokens")?,
+                        call.verbosity()?,
                     )
                     .await
             }
             "trace" => {
-                let target = args.required_string("target")?;
-                let direction = match args
-                    .choice("direction", &["callers", "callees"], "callers")?
-                    .as_str()
-                {
-                    "callees" => Direction::Callees,
-                    _ => Direction::Callers,
-                };
-                let depth = args.integer("depth", 1, 5, 1)? as usize;
-                self.retriever.trace(&target, direction, depth).await
+                self.retriever
+                    .trace(
+                        &call.required_text("target")?,
+                        call.direction()?,
+                        call.integer("depth")?,
+                    )
+                    .await
             }
             _ => {
-                let query = args.required_string("query")?;
-                let limit = args.integer("limit", 1, 50, 10)? as usize;
-                self.retriever.semantic_search(&query, limit).await
+                self.retriever
+                    .semantic_search(&call.required_text("query")?, call.integer("limit")?)
+                    .await
             }
         }
     }
 
-    fn lifecycle(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
-        let options = IndexOptions {
-            root: self.root.clone(),
-            store_dir: self.root.clone(),
-            ignore_globs: Vec::new(),
-            embed: !args.boolean("no_embed", false)?,
-            temporal: args.boolean("temporal", false)?,
-            config: self.config.clone(),
-        };
-        match action {
+    fn lifecycle(&self, call: &Call<'_>) -> Result<Value, KnowcodeError> {
+        match call.action() {
             "export" => {
-                let output = confine(&self.root, &args.required_string("output")?)?;
+                let output = confine(&self.root, &call.required_text("output")?)?;
                 let store_dir = self.root.clone();
                 self.jobs
                     .submit("export", move |_progress| export_job(&store_dir, &output))
             }
-            _ => self.jobs.submit(action, move |progress| {
-                let runtime = job_runtime()?;
-                let summary = runtime
-                    .block_on(index::run(&options, progress))
-                    .map_err(|e| e.to_knowcode())?;
-                crate::retrieve::freshness::invalidate();
-                let mut result = serde_json::to_value(&summary).unwrap_or_default();
-                if let Value::Object(map) = &mut result {
-                    map.remove("timings");
-                }
-                Ok(result)
-            }),
+            action => {
+                let options = IndexOptions {
+                    root: self.root.clone(),
+                    store_dir: self.root.clone(),
+                    ignore_globs: Vec::new(),
+                    embed: !call.flag("no_embed")?,
+                    temporal: call.flag("temporal")?,
+                    config: self.config.clone(),
+                };
+                self.jobs.submit(action, move |progress| {
+                    let runtime = job_runtime()?;
+                    let summary = runtime
+                        .block_on(index::run(&options, progress))
+                        .map_err(|e| e.to_knowcode())?;
+                    crate::retrieve::freshness::invalidate();
+                    let mut result = serde_json::to_value(&summary).unwrap_or_default();
+                    if let Value::Object(map) = &mut result {
+                        map.remove("timings");
+                    }
+                    Ok(result)
+                })
+            }
         }
     }
 
-    async fn inspect(&self, action: &str, args: &Args) -> Result<Value, KnowcodeError> {
-        match action {
-            "job_status" => self.jobs.status(args.string("job_id")?.as_deref()),
+    async fn inspect(&self, call: &Call<'_>) -> Result<Value, KnowcodeError> {
+        match call.action() {
+            "job_status" => self.jobs.status(call.text("job_id")?.as_deref()),
             "freshness" => {
                 let generation = self.retriever.generation().await?;
                 Ok(
@@ -366,7 +328,7 @@ impl Service {
             "preflight" => self.preflight().await,
             _ => {
                 let generation = self.retriever.generation().await?;
-                let target = args.string("target")?;
+                let target = call.text("target")?;
                 crate::ops::history::query(&generation, target.as_deref(), HISTORY_LIMIT)
             }
         }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::tools;
+use super::contract::{self, Kind, Use};
 
 const FILE: &str = "telemetry.jsonl";
 const ROTATED: &str = "telemetry.jsonl.1";
@@ -41,42 +41,12 @@ pub struct Event {
     pub fields: Map<String, Value>,
 }
 
-/// How an allowlisted argument is recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    /// Free text: only as a keyed hash, under `<name>_id`.
-    Hashed,
-    /// One of a closed set of values; anything else is dropped.
-    Enum(&'static [&'static str]),
-    /// A number.
-    Number,
-}
-
-/// The allowlist per event type (`tool:action`); every other argument is dropped.
-fn allowed_fields(tool: &str, action: &str) -> &'static [(&'static str, Field)] {
-    const QUERY: &[(&str, Field)] = &[
-        ("query", Field::Hashed),
-        ("task_type", Field::Enum(tools::TASK_TYPES)),
-        ("verbosity", Field::Enum(tools::VERBOSITIES)),
-        ("max_tokens", Field::Number),
-        ("limit_entities", Field::Number),
-    ];
-    const SEARCH: &[(&str, Field)] = &[("query", Field::Hashed), ("limit", Field::Number)];
-    const CONTEXT: &[(&str, Field)] = &[
-        ("target", Field::Hashed),
-        ("task_type", Field::Enum(tools::TASK_TYPES)),
-        ("max_tokens", Field::Number),
-    ];
-    const TRACE: &[(&str, Field)] = &[
-        ("target", Field::Hashed),
-        ("direction", Field::Enum(&["callers", "callees"])),
-        ("depth", Field::Number),
-    ];
-    match (tool, action) {
-        (tools::RETRIEVE, "query") => QUERY,
-        (tools::RETRIEVE, "search" | "semantic_search") => SEARCH,
-        (tools::RETRIEVE, "context") => CONTEXT,
-        (tools::RETRIEVE, "trace") => TRACE,
+/// The arguments recorded for an event type: a retrieval action's arguments in the contract.
+/// How each is recorded follows its kind: free text only as a keyed hash under `<name>_id`; a
+/// choice only when it is one of its names; a number as is; flags not at all.
+fn allowed_fields(tool: &str, action: &str) -> &'static [Use] {
+    match contract::action_spec(tool, action) {
+        Some(spec) if spec.tool == contract::RETRIEVE => spec.args,
         _ => &[],
     }
 }
@@ -125,30 +95,26 @@ impl Telemetry {
         ms: u64,
         outcome: &str,
     ) -> Event {
-        let tool = known_name(tool, &[tools::RETRIEVE, tools::LIFECYCLE, tools::INSPECT]);
-        let known_actions: Vec<&str> = tools::RETRIEVE_ACTIONS
-            .iter()
-            .chain(tools::LIFECYCLE_ACTIONS)
-            .chain(tools::INSPECT_ACTIONS)
-            .copied()
-            .collect();
+        let tool = known_name(tool, &contract::TOOLS);
+        let known_actions: Vec<&str> = contract::ACTIONS.iter().map(|s| s.action).collect();
         let action = known_name(action, &known_actions);
         let mut fields = Map::new();
-        for (name, field) in allowed_fields(&tool, &action) {
-            let Some(value) = arguments.get(*name) else {
+        for used in allowed_fields(&tool, &action) {
+            let name = used.param.name;
+            let Some(value) = arguments.get(name) else {
                 continue;
             };
-            match (field, value) {
-                (Field::Hashed, Value::String(text)) => {
+            match (used.param.kind, value) {
+                (Kind::Text, Value::String(text)) => {
                     if let Some(id) = self.keyed_hash(text) {
                         fields.insert(format!("{name}_id"), json!(id));
                     }
                 }
-                (Field::Enum(values), Value::String(text)) if values.contains(&text.as_str()) => {
-                    fields.insert((*name).into(), value.clone());
+                (Kind::Choice(names), Value::String(text)) if names().contains(&text.as_str()) => {
+                    fields.insert(name.into(), value.clone());
                 }
-                (Field::Number, Value::Number(_)) => {
-                    fields.insert((*name).into(), value.clone());
+                (Kind::Integer, Value::Number(_)) => {
+                    fields.insert(name.into(), value.clone());
                 }
                 _ => {}
             }
@@ -355,7 +321,7 @@ mod tests {
             json!({"action": "query", "query": secret, "task_type": secret,
                                     "verbosity": "minimal", "max_tokens": 900, "extra": secret}),
         );
-        let event = telemetry.event(tools::RETRIEVE, "query", &args, 10, 3, "ok");
+        let event = telemetry.event(contract::RETRIEVE, "query", &args, 10, 3, "ok");
         let line = serde_json::to_string(&event).unwrap();
         assert!(
             !line.contains("hunter2") && !line.contains("AKIA"),
@@ -364,10 +330,10 @@ mod tests {
         assert_eq!(event.fields["verbosity"], "minimal");
         assert_eq!(event.fields["max_tokens"], 900);
         assert!(event.fields.get("task_type").is_none());
-        let again = telemetry.event(tools::RETRIEVE, "query", &args, 10, 3, "ok");
+        let again = telemetry.event(contract::RETRIEVE, "query", &args, 10, 3, "ok");
         assert_eq!(event.fields["query_id"], again.fields["query_id"]);
         let other_store = Telemetry::at(&dir.path().join("other"));
-        let elsewhere = other_store.event(tools::RETRIEVE, "query", &args, 10, 3, "ok");
+        let elsewhere = other_store.event(contract::RETRIEVE, "query", &args, 10, 3, "ok");
         assert_ne!(event.fields["query_id"], elsewhere.fields["query_id"]);
         let unknown = telemetry.event(secret, secret, &args, 1, 1, "invalid_argument");
         assert_eq!(
@@ -380,7 +346,7 @@ mod tests {
     fn files_rotate_by_age_and_old_rotations_are_deleted() {
         let dir = tempfile::tempdir().unwrap();
         let telemetry = Telemetry::at(dir.path());
-        let mut old = telemetry.event(tools::INSPECT, "stats", &Map::new(), 1, 1, "ok");
+        let mut old = telemetry.event(contract::INSPECT, "stats", &Map::new(), 1, 1, "ok");
         old.ts_ms = 1_000;
         telemetry.record(&old);
         telemetry.rotate(SystemTime::now()).unwrap();
@@ -394,7 +360,7 @@ mod tests {
             !dir.path().join(ROTATED).exists(),
             "an old rotation is deleted"
         );
-        let fresh = telemetry.event(tools::INSPECT, "stats", &Map::new(), 1, 1, "ok");
+        let fresh = telemetry.event(contract::INSPECT, "stats", &Map::new(), 1, 1, "ok");
         telemetry.record(&fresh);
         telemetry.rotate(SystemTime::now()).unwrap();
         assert_eq!(telemetry.events().len(), 1, "a fresh file stays");

@@ -1,34 +1,17 @@
-//! The MCP tool surface as data: three tools, each with a required `action` enum and every
-//! other argument optional in the schema (checked in code by [`Args`]). Schemas are paid on
-//! every agent turn, so they are terse, carry no `null` unions, and forbid extra properties.
+//! The MCP tool surface: three tools, each with a required `action` enum and every other
+//! argument optional in the schema (checked in code by [`contract::Call`]). Every schema is
+//! rendered from `contract::ACTIONS`; this module owns only the tools' titles, descriptions
+//! and annotations, and the legacy flat tools' mapping. Schemas are paid on every agent turn,
+//! so they are terse, carry no `null` unions, and forbid extra properties.
 
 use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::error::KnowcodeError;
-
-pub const RETRIEVE: &str = "knowcode_retrieve";
-pub const LIFECYCLE: &str = "knowcode_lifecycle";
-pub const INSPECT: &str = "knowcode_inspect";
-
-pub const RETRIEVE_ACTIONS: &[&str] = &["query", "search", "context", "trace", "semantic_search"];
-pub const LIFECYCLE_ACTIONS: &[&str] = &["build", "index", "export"];
-pub const INSPECT_ACTIONS: &[&str] = &[
-    "job_status",
-    "doctor",
-    "freshness",
-    "quality",
-    "stats",
-    "preflight",
-    "history",
-    "telemetry",
-];
-pub const TASK_TYPES: &[&str] = &[
-    "auto", "explain", "debug", "extend", "review", "locate", "general",
-];
-pub const VERBOSITIES: &[&str] = &["minimal", "standard", "verbose", "diagnostic"];
+use super::contract::{self, INSPECT, LIFECYCLE, Param, RETRIEVE};
+use crate::retrieve::profile::Verbosity;
+use crate::retrieve::{DEFAULT_LIMIT_ENTITIES, DEFAULT_MAX_TOKENS};
 
 /// The predecessor's full-context query defaults, kept where agents expect them: the legacy
 /// `retrieve_context_for_query` tool and the REST query endpoint (the MCP `query` action
@@ -40,146 +23,140 @@ pub struct LegacyTool {
     pub name: &'static str,
     pub tool: &'static str,
     pub action: &'static str,
+    /// The arguments its schema lists (their types come from the contract).
+    pub args: &'static [&'static str],
     /// Arguments filled in when the caller leaves them out (the predecessor's defaults).
     pub defaults: &'static [(&'static str, u64)],
 }
 
+/// The five flat tools and the action each routes to.
 pub const LEGACY: &[LegacyTool] = &[
     LegacyTool {
         name: "search_codebase",
         tool: RETRIEVE,
         action: "search",
+        args: &["query", "limit"],
         defaults: &[],
     },
     LegacyTool {
         name: "get_entity_context",
         tool: RETRIEVE,
         action: "context",
+        args: &["target", "max_tokens"],
         defaults: &[],
     },
     LegacyTool {
         name: "trace_calls",
         tool: RETRIEVE,
         action: "trace",
+        args: &["target", "direction", "depth"],
         defaults: &[],
     },
     LegacyTool {
         name: "retrieve_context_for_query",
         tool: RETRIEVE,
         action: "query",
+        args: &["query", "max_tokens", "limit_entities"],
         defaults: FULL_QUERY_DEFAULTS,
     },
     LegacyTool {
         name: "assess_codebase_quality",
         tool: INSPECT,
         action: "quality",
+        args: &[],
         defaults: &[],
     },
 ];
 
-fn schema(properties: Value) -> Arc<Map<String, Value>> {
-    let value = json!({"type": "object", "properties": properties, "required": ["action"], "additionalProperties": false});
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("a JSON object literal"),
+/// The JSON schema of one argument: its type, its enum for a choice, and a description where
+/// the contract gives one. `action` is the tool's own action enum.
+fn property(tool: &str, param: &Param) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!(param.kind.json_type()));
+    if param.name == "action" {
+        schema.insert("enum".into(), json!(contract::actions(tool)));
+    } else if let contract::Kind::Choice(names) = param.kind {
+        schema.insert("enum".into(), json!(names()));
     }
+    if let Some(about) = param.about {
+        schema.insert("description".into(), json!(about));
+    }
+    Value::Object(schema)
 }
 
-fn string_enum(values: &[&str]) -> Value {
-    json!({"type": "string", "enum": values})
+fn object_schema<'p>(
+    tool: &str,
+    params: impl IntoIterator<Item = &'p Param>,
+    required: &[&str],
+) -> Arc<Map<String, Value>> {
+    let properties: Map<String, Value> = params
+        .into_iter()
+        .map(|p| (p.name.to_string(), property(tool, p)))
+        .collect();
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), json!(required));
+    }
+    schema.insert("additionalProperties".into(), json!(false));
+    Arc::new(schema)
 }
 
-fn retrieve_tool() -> Tool {
-    let properties = json!({
-        "action": string_enum(RETRIEVE_ACTIONS),
-        "query": {"type": "string"},
-        "target": {"type": "string", "description": "entity id or name"},
-        "task_type": string_enum(TASK_TYPES),
-        "max_tokens": {"type": "integer"},
-        "limit_entities": {"type": "integer"},
-        "expand_deps": {"type": "boolean"},
-        "verbosity": string_enum(VERBOSITIES),
-        "direction": string_enum(&["callers", "callees"]),
-        "depth": {"type": "integer"},
-        "limit": {"type": "integer"},
-    });
+fn tool(name: &'static str, title: &'static str, description: String, read_only: bool) -> Tool {
     Tool::new(
-        RETRIEVE,
-        "Repository context for a question. Start with action=query (defaults: 1500 tokens, 1 entity, minimal); escalate verbosity only if insufficient. search/context/trace/semantic_search are follow-ups.",
-        schema(properties),
+        name,
+        description,
+        object_schema(name, contract::params(name), &["action"]),
     )
-    .with_title("knowcode retrieve")
-    .with_annotations(ToolAnnotations::with_title("knowcode retrieve").read_only(true).idempotent(true).destructive(false))
-}
-
-fn lifecycle_tool() -> Tool {
-    let properties = json!({
-        "action": string_enum(LIFECYCLE_ACTIONS),
-        "no_embed": {"type": "boolean"},
-        "temporal": {"type": "boolean", "description": "also mine git history"},
-        "output": {"type": "string", "description": "export folder, inside the root"},
-    });
-    Tool::new(
-        LIFECYCLE,
-        "Build or export the index. Returns a job at once; poll knowcode_inspect action=job_status until succeeded.",
-        schema(properties),
-    )
-    .with_title("knowcode lifecycle")
-    .with_annotations(ToolAnnotations::with_title("knowcode lifecycle").read_only(false).idempotent(false).destructive(false))
-}
-
-fn inspect_tool() -> Tool {
-    let properties = json!({
-        "action": string_enum(INSPECT_ACTIONS),
-        "job_id": {"type": "string"},
-        "target": {"type": "string"},
-    });
-    Tool::new(
-        INSPECT,
-        "Index health: jobs, doctor, freshness, quality, stats, preflight, history, telemetry.",
-        schema(properties),
-    )
-    .with_title("knowcode inspect")
+    .with_title(title)
     .with_annotations(
-        ToolAnnotations::with_title("knowcode inspect")
-            .read_only(true)
-            .idempotent(true)
+        ToolAnnotations::with_title(title)
+            .read_only(read_only)
+            .idempotent(read_only)
             .destructive(false),
     )
 }
 
-fn legacy_tool(name: &'static str, tool: &str, action: &str) -> Tool {
-    let properties = match action {
-        "quality" => json!({}),
-        "trace" => {
-            json!({"target": {"type": "string"}, "direction": string_enum(&["callers", "callees"]), "depth": {"type": "integer"}})
-        }
-        "context" => json!({"target": {"type": "string"}, "max_tokens": {"type": "integer"}}),
-        _ => {
-            json!({"query": {"type": "string"}, "max_tokens": {"type": "integer"}, "limit_entities": {"type": "integer"}})
-        }
-    };
-    let value = json!({"type": "object", "properties": properties, "additionalProperties": false});
-    let Value::Object(map) = value else {
-        unreachable!()
-    };
+fn legacy_tool(legacy: &LegacyTool) -> Tool {
+    let params = contract::params(legacy.tool)
+        .into_iter()
+        .filter(|p| legacy.args.contains(&p.name));
     Tool::new(
-        name,
-        format!("Deprecated: use {tool} action={action}."),
-        Arc::new(map),
+        legacy.name,
+        format!("Deprecated: use {} action={}.", legacy.tool, legacy.action),
+        object_schema(legacy.tool, params, &[]),
     )
     .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true))
 }
 
 /// The tools listed to clients.
 pub fn tool_list(legacy: bool) -> Vec<Tool> {
-    let mut tools = vec![retrieve_tool(), lifecycle_tool(), inspect_tool()];
+    let mut tools = vec![
+        tool(
+            RETRIEVE,
+            "knowcode retrieve",
+            format!(
+                "Repository context for a question. Start with action=query (defaults: {DEFAULT_MAX_TOKENS} tokens, {DEFAULT_LIMIT_ENTITIES} entity, {}); escalate verbosity only if insufficient. search/context/trace/semantic_search are follow-ups.",
+                Verbosity::Minimal.as_str()
+            ),
+            true,
+        ),
+        tool(
+            LIFECYCLE,
+            "knowcode lifecycle",
+            "Build or export the index. Returns a job at once; poll knowcode_inspect action=job_status until succeeded.".into(),
+            false,
+        ),
+        tool(
+            INSPECT,
+            "knowcode inspect",
+            format!("Index health: {}.", contract::actions(INSPECT).join(", ")),
+            true,
+        ),
+    ];
     if legacy {
-        tools.extend(
-            LEGACY
-                .iter()
-                .map(|legacy| legacy_tool(legacy.name, legacy.tool, legacy.action)),
-        );
+        tools.extend(LEGACY.iter().map(legacy_tool));
     }
     tools
 }
@@ -189,125 +166,6 @@ pub fn schema_tokens(legacy: bool) -> usize {
     serde_json::to_string(&tool_list(legacy))
         .map(|s| s.len() / 4)
         .unwrap_or(usize::MAX)
-}
-
-/// Longest string argument accepted (a query, a target, a path), in bytes.
-pub const MAX_STRING_BYTES: usize = 16 * 1024;
-
-/// Typed, validated access to a tool call's arguments; every error names the argument.
-pub struct Args {
-    map: Map<String, Value>,
-}
-
-impl Args {
-    pub fn new(map: Map<String, Value>) -> Self {
-        Args { map }
-    }
-
-    /// The raw arguments.
-    pub fn map(&self) -> &Map<String, Value> {
-        &self.map
-    }
-
-    /// The required `action`, checked against the tool's enum.
-    pub fn action(&self, allowed: &[&str]) -> Result<String, KnowcodeError> {
-        let action = self.string("action")?.ok_or_else(|| {
-            KnowcodeError::invalid_argument(
-                "action",
-                format!("is required; one of {}", allowed.join(", ")),
-            )
-        })?;
-        if !allowed.contains(&action.as_str()) {
-            return Err(KnowcodeError::invalid_argument(
-                "action",
-                format!("`{action}` is not one of {}", allowed.join(", ")),
-            ));
-        }
-        Ok(action)
-    }
-
-    /// Rejects arguments the tool does not define.
-    pub fn only(&self, known: &[&str]) -> Result<(), KnowcodeError> {
-        match self.map.keys().find(|k| !known.contains(&k.as_str())) {
-            Some(extra) => Err(KnowcodeError::invalid_argument(
-                extra,
-                "is not an argument of this tool",
-            )),
-            None => Ok(()),
-        }
-    }
-
-    pub fn string(&self, name: &str) -> Result<Option<String>, KnowcodeError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.len() > MAX_STRING_BYTES => {
-                Err(KnowcodeError::invalid_argument(
-                    name,
-                    format!("is {} bytes; the limit is {MAX_STRING_BYTES}", s.len()),
-                ))
-            }
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(KnowcodeError::invalid_argument(name, "must be a string")),
-        }
-    }
-
-    pub fn required_string(&self, name: &str) -> Result<String, KnowcodeError> {
-        match self.string(name)? {
-            Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(KnowcodeError::invalid_argument(
-                name,
-                "is required for this action",
-            )),
-        }
-    }
-
-    pub fn choice(
-        &self,
-        name: &str,
-        allowed: &[&str],
-        default: &str,
-    ) -> Result<String, KnowcodeError> {
-        let value = self.string(name)?.unwrap_or_else(|| default.to_string());
-        if allowed.contains(&value.as_str()) {
-            Ok(value)
-        } else {
-            Err(KnowcodeError::invalid_argument(
-                name,
-                format!("`{value}` is not one of {}", allowed.join(", ")),
-            ))
-        }
-    }
-
-    pub fn integer(
-        &self,
-        name: &str,
-        min: u64,
-        max: u64,
-        default: u64,
-    ) -> Result<u64, KnowcodeError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(default),
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) if (min..=max).contains(&v) => Ok(v),
-                _ => Err(KnowcodeError::invalid_argument(
-                    name,
-                    format!("must be an integer between {min} and {max}"),
-                )),
-            },
-            Some(_) => Err(KnowcodeError::invalid_argument(name, "must be an integer")),
-        }
-    }
-
-    pub fn boolean(&self, name: &str, default: bool) -> Result<bool, KnowcodeError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(default),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(KnowcodeError::invalid_argument(
-                name,
-                "must be true or false",
-            )),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -325,14 +183,26 @@ mod tests {
     }
 
     #[test]
-    fn unknown_actions_list_the_valid_ones() {
-        let args = Args::new(serde_json::from_str(r#"{"action":"explode"}"#).unwrap());
-        let err = args.action(RETRIEVE_ACTIONS).unwrap_err();
-        assert!(
-            err.message
-                .contains("query, search, context, trace, semantic_search"),
-            "{}",
-            err.message
-        );
+    fn legacy_schemas_list_their_actions_arguments_with_the_contracts_types() {
+        for legacy in LEGACY {
+            let spec = contract::action_spec(legacy.tool, legacy.action).unwrap();
+            let tool = legacy_tool(legacy);
+            let properties = tool.input_schema["properties"].as_object().unwrap();
+            assert_eq!(properties.len(), legacy.args.len(), "{}", legacy.name);
+            for name in legacy.args {
+                let used = spec.args.iter().find(|u| u.param.name == *name);
+                let used = used.unwrap_or_else(|| panic!("{}: {name}", legacy.name));
+                assert_eq!(properties[*name]["type"], used.param.kind.json_type());
+            }
+        }
+    }
+
+    #[test]
+    fn every_action_is_in_its_tools_enum_and_the_surface_stays_small() {
+        for tool in tool_list(false) {
+            let listed = tool.input_schema["properties"]["action"]["enum"].clone();
+            assert_eq!(listed, json!(contract::actions(&tool.name)));
+        }
+        assert!(schema_tokens(false) <= 1000, "{}", schema_tokens(false));
     }
 }
