@@ -1,6 +1,6 @@
 //! A published generation opened for reading: entities, edges and chunk texts in memory with
-//! the lookups retrieval needs, plus the LanceDB `chunks` table for full-text and vector
-//! search. [`GenerationCache`] reopens when `current` changes (a build in this process, the
+//! the lookups retrieval needs, plus the chunks table's full-text and vector searches
+//! (`store::read`, the only place that reads LanceDB). [`GenerationCache`] reopens when `current` changes (a build in this process, the
 //! CLI in another, a watcher), so no request ever uses a stale LanceDB handle; a request in
 //! flight keeps the `Arc` it started with and finishes on that generation.
 
@@ -8,30 +8,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{Array, StringArray, UInt32Array};
-use futures::TryStreamExt;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
-
 use super::files::FileIndex;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
-use crate::parse::{Entity, EntityKind};
+use crate::parse::Entity;
 use crate::store::legacy::Readiness;
-use crate::store::tables::{self, CHUNKS};
+use crate::store::read::ChunkTable;
 use crate::store::{GenerationKind, Manifest, Store};
 
-/// A chunk as retrieval shows it.
-#[derive(Debug, Clone)]
-pub struct ChunkRow {
-    pub id: String,
-    pub entity_id: String,
-    pub path: String,
-    pub kind: EntityKind,
-    pub start_line: u32,
-    pub end_line: u32,
-    pub part: u32,
-    pub text: String,
-}
+pub use crate::store::read::ChunkRow;
 
 /// Every definition's signature-view vector, unit length, in one flat array: a brute-force
 /// scan of a few thousand short vectors in memory costs well under a millisecond, a LanceDB
@@ -103,7 +88,8 @@ pub struct LoadedGeneration {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub root: PathBuf,
-    pub chunks_table: lancedb::Table,
+    /// The chunks table's full-text and vector searches.
+    pub chunk_table: ChunkTable,
     /// Signature-view vectors, held in memory (empty in lexical and older generations).
     pub signature_views: SignatureViews,
     /// Whole-file term statistics for the file-evidence leg.
@@ -209,23 +195,18 @@ impl LoadedGeneration {
     async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedGeneration> {
         let dir = store.generation_dir(id);
         let manifest = Manifest::read(&dir)?;
-        let db = tables::connect(&dir).await?;
-        let entities = tables::read_entities(&db).await?;
-        let edges = tables::read_edges(&db).await?;
-        let chunks_table = db.open_table(CHUNKS).execute().await?;
-        let chunks = read_chunk_rows(&chunks_table).await?;
-        let signature_views = SignatureViews::new(tables::read_signature_views(&db).await?);
+        let tables = crate::store::read::open(&dir).await?;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
             dir: dir.clone(),
             root: PathBuf::from(&manifest.root),
             manifest,
-            chunks_table,
-            signature_views,
-            files: FileIndex::build(&chunks),
-            entities,
-            edges,
-            chunks,
+            chunk_table: tables.chunk_table,
+            signature_views: SignatureViews::new(tables.signature_views),
+            files: FileIndex::build(&tables.chunks),
+            entities: tables.entities,
+            edges: tables.edges,
+            chunks: tables.chunks,
             by_id: HashMap::new(),
             by_name: HashMap::new(),
             chunk_by_id: HashMap::new(),
@@ -259,66 +240,6 @@ impl LoadedGeneration {
             }
         }
     }
-}
-
-async fn read_chunk_rows(table: &lancedb::Table) -> anyhow::Result<Vec<ChunkRow>> {
-    let columns = [
-        "id",
-        "entity_id",
-        "path",
-        "kind",
-        "start_line",
-        "end_line",
-        "part",
-        "text",
-    ];
-    let batches: Vec<arrow_array::RecordBatch> = table
-        .query()
-        .select(Select::columns(&columns))
-        .execute()
-        .await?
-        .try_collect()
-        .await?;
-    let mut rows = Vec::new();
-    for batch in batches {
-        let s = |name: &str| {
-            batch
-                .column_by_name(name)
-                .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
-        };
-        let n = |name: &str| {
-            batch
-                .column_by_name(name)
-                .and_then(|c| c.as_any().downcast_ref::<UInt32Array>().cloned())
-        };
-        let missing = || anyhow::anyhow!("chunks table lacks a column");
-        let (id, entity, path, kind, text) = (
-            s("id").ok_or_else(missing)?,
-            s("entity_id").ok_or_else(missing)?,
-            s("path").ok_or_else(missing)?,
-            s("kind").ok_or_else(missing)?,
-            s("text").ok_or_else(missing)?,
-        );
-        let (start, end, part) = (
-            n("start_line").ok_or_else(missing)?,
-            n("end_line").ok_or_else(missing)?,
-            n("part").ok_or_else(missing)?,
-        );
-        for i in 0..batch.num_rows() {
-            rows.push(ChunkRow {
-                id: id.value(i).to_string(),
-                entity_id: entity.value(i).to_string(),
-                path: path.value(i).to_string(),
-                kind: EntityKind::parse(kind.value(i)).unwrap_or(EntityKind::Module),
-                start_line: start.value(i),
-                end_line: end.value(i),
-                part: part.value(i),
-                text: text.value(i).to_string(),
-            });
-        }
-        debug_assert!(!id.is_null(0) || batch.num_rows() == 0);
-    }
-    Ok(rows)
 }
 
 /// The current generation of a store, reopened whenever `current` names another one.

@@ -10,11 +10,6 @@
 
 use std::collections::HashMap;
 
-use arrow_array::{Array, RecordBatch, StringArray};
-use futures::TryStreamExt;
-use lancedb::DistanceType;
-use lancedb::index::scalar::FullTextSearchQuery;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use serde::Serialize;
 
 use super::generation::LoadedGeneration;
@@ -680,21 +675,6 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
     }
 }
 
-fn ids_of(batches: &[RecordBatch]) -> Vec<String> {
-    batches
-        .iter()
-        .filter_map(|b| {
-            b.column_by_name("id")
-                .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
-        })
-        .flat_map(|ids| {
-            (0..ids.len())
-                .map(move |i| ids.value(i).to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<Vec<String>> {
     // Words only: quotes, parentheses and operators would be read as query syntax.
     let text: String = code_search_text(query)
@@ -705,34 +685,12 @@ async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<V
     if text.is_empty() || generation.chunks.is_empty() {
         return Ok(Vec::new());
     }
-    let batches: Vec<RecordBatch> = generation
-        .chunks_table
-        .query()
-        .full_text_search(FullTextSearchQuery::new(text))
-        .select(Select::columns(&["id"]))
-        .limit(CANDIDATES)
-        .execute()
-        .await?
-        .try_collect()
-        .await?;
-    Ok(ids_of(&batches))
+    generation.chunk_table.full_text(&text, CANDIDATES).await
 }
 
 /// Chunk ids nearest to the query vector (cosine).
 async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Result<Vec<String>> {
-    let batches: Vec<RecordBatch> = generation
-        .chunks_table
-        .query()
-        .nearest_to(vector)?
-        .distance_type(DistanceType::Cosine)
-        .only_if("has_vector = true")
-        .select(Select::columns(&["id"]))
-        .limit(CANDIDATES)
-        .execute()
-        .await?
-        .try_collect()
-        .await?;
-    Ok(ids_of(&batches))
+    generation.chunk_table.nearest(vector, CANDIDATES).await
 }
 
 /// Chunks containing the text verbatim, in path/line order, one hit per entity.

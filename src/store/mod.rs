@@ -7,6 +7,7 @@
 
 pub mod legacy;
 pub mod manifest;
+pub mod read;
 pub mod tables;
 
 use std::fs::File;
