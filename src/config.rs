@@ -133,34 +133,40 @@ impl Config {
             KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))
         })?;
         Self::from_yaml(&text).map_err(|e| {
-            KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))
+            KnowcodeError::new(
+                ErrorCode::InvalidConfig,
+                format!("{}: {}", path.display(), e.message),
+            )
         })
     }
 
-    /// Parses and validates YAML text; errors name the offending key.
-    pub fn from_yaml(text: &str) -> Result<Config, String> {
+    /// Parses and validates YAML text; an `invalid_config` error names the offending key.
+    pub fn from_yaml(text: &str) -> Result<Config, KnowcodeError> {
         let config: Config = if text.trim().is_empty() {
             Config::default()
         } else {
-            serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?
+            serde_yaml_ng::from_str(text)
+                .map_err(|e| KnowcodeError::new(ErrorCode::InvalidConfig, e.to_string()))?
         };
         config.validate()?;
         Ok(config)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// The first rule the values break, naming the key.
+    fn validate(&self) -> Result<(), KnowcodeError> {
+        let invalid = |why: String| Err(KnowcodeError::new(ErrorCode::InvalidConfig, why));
         let unit = |key: &str, v: f64| {
             if (0.0..=1.0).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("`{key}` must be within [0, 1], got {v}"))
+                invalid(format!("`{key}` must be within [0, 1], got {v}"))
             }
         };
         let positive = |key: &str, v: usize| {
             if v > 0 {
                 Ok(())
             } else {
-                Err(format!("`{key}` must be greater than 0"))
+                invalid(format!("`{key}` must be greater than 0"))
             }
         };
         unit(
@@ -173,10 +179,10 @@ impl Config {
         positive("embedding.batch_size", self.embedding.batch_size)?;
         positive("index.max_chunk_tokens", self.index.max_chunk_tokens)?;
         if self.index.keep_generations < 2 {
-            return Err("`index.keep_generations` must be at least 2".into());
+            return invalid("`index.keep_generations` must be at least 2".into());
         }
         if self.embedding.model_id.trim().is_empty() {
-            return Err("`embedding.model_id` must not be empty".into());
+            return invalid("`embedding.model_id` must not be empty".into());
         }
         Ok(())
     }
@@ -230,15 +236,16 @@ mod tests {
     #[test]
     fn unknown_key_is_named() {
         let err = Config::from_yaml("config:\n  sufficiency_treshold: 0.7\n").unwrap_err();
-        assert!(err.contains("sufficiency_treshold"), "{err}");
+        assert!(err.message.contains("sufficiency_treshold"), "{err}");
+        assert_eq!(err.code, ErrorCode::InvalidConfig);
     }
 
     #[test]
     fn out_of_range_value_is_named() {
         let err = Config::from_yaml("config:\n  hybrid_alpha: 1.5\n").unwrap_err();
-        assert!(err.contains("config.hybrid_alpha"), "{err}");
+        assert!(err.message.contains("config.hybrid_alpha"), "{err}");
         let err = Config::from_yaml("embedding:\n  batch_size: 0\n").unwrap_err();
-        assert!(err.contains("embedding.batch_size"), "{err}");
+        assert!(err.message.contains("embedding.batch_size"), "{err}");
     }
 
     #[test]

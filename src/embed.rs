@@ -28,27 +28,26 @@ pub const MODEL_FILES: [&str; 5] = [
 const FAIL_ENV: &str = "KNOWCODE_TEST_EMBED_FAIL_ON";
 
 /// The process's one ONNX Runtime environment (ort allows a single one; it must stay alive).
-static ORT: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+static ORT: OnceLock<Result<ort::environment::Environment, KnowcodeError>> = OnceLock::new();
 
 /// Loads the ONNX Runtime shared library once per process and returns its environment.
 pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError> {
+    let unavailable = |message: String| KnowcodeError::new(ErrorCode::ModelUnavailable, message);
     let result = ORT.get_or_init(|| {
         let path = onnxruntime_library();
         if !path.is_file() {
-            return Err(format!(
+            return Err(unavailable(format!(
                 "ONNX Runtime library not found at {}",
                 path.display()
-            ));
+            )));
         }
-        let builder =
-            ort::init_from(&path).map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+        let builder = ort::init_from(&path)
+            .map_err(|e| unavailable(format!("cannot load {}: {e}", path.display())))?;
         builder
             .build()
-            .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+            .map_err(|e| unavailable(format!("cannot start ONNX Runtime: {e}")))
     });
-    result
-        .clone()
-        .map_err(|message| KnowcodeError::new(ErrorCode::ModelUnavailable, message))
+    result.clone()
 }
 
 /// What the configured model produces: the identity an index's vectors must share with it.

@@ -292,7 +292,26 @@ const SUBKINDS: &[&str] = &[
     "module",
 ];
 
-fn decode_role(capture: &str) -> Result<Role, String> {
+/// Why a bundled query file does not compile (a build defect a unit test catches).
+#[derive(Debug, thiserror::Error)]
+pub enum QueryFileError {
+    #[error("{language}: {source}")]
+    Syntax {
+        language: &'static str,
+        source: tree_sitter::QueryError,
+    },
+    #[error("{language}: unknown {what} `{name}`")]
+    UnknownCapture {
+        language: &'static str,
+        what: &'static str,
+        name: String,
+    },
+}
+
+/// A capture name the role table does not know: what kind of name it is, and the name.
+type UnknownName = (&'static str, String);
+
+fn decode_role(capture: &str) -> Result<Role, UnknownName> {
     if capture.starts_with('_') {
         return Ok(Role::Ignored);
     }
@@ -303,14 +322,14 @@ fn decode_role(capture: &str) -> Result<Role, String> {
         let kind = DEF_KINDS
             .iter()
             .find(|k| **k == kind)
-            .ok_or(format!("unknown def kind `{kind}`"))?;
+            .ok_or(("def kind", kind.to_string()))?;
         let subkind = match sub {
             None => None,
             Some(s) => Some(
                 *SUBKINDS
                     .iter()
                     .find(|k| **k == s)
-                    .ok_or(format!("unknown subkind `{s}`"))?,
+                    .ok_or(("subkind", s.to_string()))?,
             ),
         };
         return Ok(Role::Def { kind, subkind });
@@ -329,7 +348,7 @@ fn decode_role(capture: &str) -> Result<Role, String> {
         "implements" => Role::Implements,
         "implementor" => Role::Implementor,
         "container" => Role::Container,
-        other => return Err(format!("unknown capture `@{other}`")),
+        other => return Err(("capture", format!("@{other}"))),
     })
 }
 
@@ -343,14 +362,23 @@ pub struct Language {
 }
 
 impl Language {
-    fn compile(spec: &'static LanguageSpec) -> Result<Language, String> {
+    fn compile(spec: &'static LanguageSpec) -> Result<Language, QueryFileError> {
         let grammar = (spec.grammar)();
         let source = spec.queries.concat();
-        let query = Query::new(&grammar, &source).map_err(|e| format!("{}: {e}", spec.name))?;
+        let query = Query::new(&grammar, &source).map_err(|source| QueryFileError::Syntax {
+            language: spec.name,
+            source,
+        })?;
         let roles = query
             .capture_names()
             .iter()
-            .map(|name| decode_role(name).map_err(|e| format!("{}: {e}", spec.name)))
+            .map(|name| {
+                decode_role(name).map_err(|(what, name)| QueryFileError::UnknownCapture {
+                    language: spec.name,
+                    what,
+                    name,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Language {
             spec,

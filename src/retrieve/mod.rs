@@ -113,7 +113,7 @@ pub struct SemanticHit {
 pub struct Retriever {
     cache: GenerationCache,
     config: Config,
-    embedder: Arc<Mutex<Option<Result<Embedder, String>>>>,
+    embedder: Arc<Mutex<Option<Result<Embedder, KnowcodeError>>>>,
     /// Rank on the lexical plane even when the generation has vectors (`eval --no-embed`).
     lexical_only: bool,
     /// The last question embedded and its vector: `query` then `semantic_search` on the same
@@ -183,13 +183,12 @@ impl Retriever {
         let question = text.clone();
         let embedded = tokio::task::spawn_blocking(move || {
             let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let embedder =
-                slot.get_or_insert_with(|| Embedder::load(&config).map_err(|e| e.message));
+            let embedder = slot.get_or_insert_with(|| Embedder::load(&config));
             match embedder.as_mut() {
                 Ok(embedder) => embedder.embed_query(&text),
                 Err(why) => Err(KnowcodeError::new(
                     ErrorCode::MissingSemanticIndex,
-                    format!("the embedding model is unavailable: {why}"),
+                    format!("the embedding model is unavailable: {}", why.message),
                 )),
             }
         })

@@ -17,13 +17,30 @@ pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 
-/// Why a line was refused, as a JSON-RPC error response (`id` when one could be read).
-fn refusal(id: Value, code: i64, message: String) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+/// Why an inbound line was refused: the JSON-RPC error to answer it with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The request's `id` when one could be read, else `null`.
+    pub id: Value,
+    /// `-32700` (parse error) or `-32600` (invalid request).
+    pub code: i64,
+    pub message: String,
 }
 
-/// Checks one inbound line: `Ok` forwards it to rmcp, `Err` is the error line to answer.
-pub fn check_line(line: &[u8]) -> Result<(), String> {
+impl Refusal {
+    /// The error response as one line of JSON.
+    pub fn to_line(&self) -> String {
+        json!({"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}})
+            .to_string()
+    }
+}
+
+fn refusal(id: Value, code: i64, message: String) -> Refusal {
+    Refusal { id, code, message }
+}
+
+/// Checks one inbound line: `Ok` forwards it to rmcp, `Err` is the refusal to answer.
+pub fn check_line(line: &[u8]) -> Result<(), Refusal> {
     let text = std::str::from_utf8(line).map_err(|e| {
         refusal(
             Value::Null,
@@ -101,7 +118,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
     while let Some(within_limit) = read_line(&mut reader, &mut line).await? {
         if !within_limit {
             let message = format!("invalid request: message longer than {MAX_LINE_BYTES} bytes");
-            let _ = errors.send(refusal(Value::Null, INVALID_REQUEST, message));
+            let _ = errors.send(refusal(Value::Null, INVALID_REQUEST, message).to_line());
             continue;
         }
         let trimmed = line.trim_ascii();
@@ -114,9 +131,13 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                 to_server.write_all(b"\n").await?;
                 to_server.flush().await?;
             }
-            Err(answer) => {
-                tracing::warn!("refused an inbound MCP line ({} bytes)", trimmed.len());
-                let _ = errors.send(answer);
+            Err(refused) => {
+                tracing::warn!(
+                    "refused an inbound MCP line ({} bytes): {}",
+                    trimmed.len(),
+                    refused.message
+                );
+                let _ = errors.send(refused.to_line());
             }
         }
     }
@@ -185,10 +206,13 @@ where
 mod tests {
     use super::*;
 
-    fn code(answer: &str) -> i64 {
-        serde_json::from_str::<Value>(answer).unwrap()["error"]["code"]
-            .as_i64()
-            .unwrap()
+    fn code(refused: &Refusal) -> i64 {
+        line_code(&refused.to_line())
+    }
+
+    fn line_code(line: &str) -> i64 {
+        let line: Value = serde_json::from_str(line).unwrap();
+        line["error"]["code"].as_i64().unwrap()
     }
 
     #[test]
@@ -204,7 +228,7 @@ mod tests {
         assert_eq!(code(&check_line(deep.as_bytes()).unwrap_err()), PARSE_ERROR);
         let missing_method = check_line(br#"{"jsonrpc":"2.0","id":7}"#).unwrap_err();
         assert_eq!(code(&missing_method), INVALID_REQUEST);
-        assert!(missing_method.contains(r#""id":7"#));
+        assert_eq!(missing_method.id, json!(7));
         assert_eq!(code(&check_line(b"[]").unwrap_err()), INVALID_REQUEST);
     }
 
@@ -219,6 +243,6 @@ mod tests {
             forwarded,
             b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
         );
-        assert_eq!(code(&rx.recv().await.unwrap()), INVALID_REQUEST);
+        assert_eq!(line_code(&rx.recv().await.unwrap()), INVALID_REQUEST);
     }
 }
