@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use knowcode::config::Config;
 use knowcode::error::{KnowcodeError, Stage};
 use knowcode::index::{self, IndexOptions, Progress};
+use knowcode::retrieve::payload::json_result;
 use knowcode::retrieve::profile::{Direction, Verbosity};
 use knowcode::retrieve::{QueryRequest, Retriever};
 use knowcode::serve::contract::{self, TaskChoice};
@@ -596,8 +597,8 @@ fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) {
 }
 
 /// Prints a payload (compact JSON, or readable text) and turns errors into exit code 1.
-fn print_payload(result: Result<serde_json::Value, KnowcodeError>, json: bool) -> ExitCode {
-    match result {
+fn print_payload<T: serde::Serialize>(result: Result<T, KnowcodeError>, json: bool) -> ExitCode {
+    match json_result(result) {
         Ok(payload) => {
             if json {
                 println!("{}", serde_json::to_string(&payload).unwrap_or_default());

@@ -9,11 +9,7 @@ use serde_json::{Value, json};
 use crate::config::ChatConfig;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::retrieve::profile::Verbosity;
-use crate::retrieve::{QueryRequest, Retriever};
-
-/// Tokens of context retrieved for a question (the REST query defaults).
-const ASK_MAX_TOKENS: usize = 4000;
-const ASK_LIMIT_ENTITIES: usize = 3;
+use crate::retrieve::{FULL_LIMIT_ENTITIES, FULL_MAX_TOKENS, QueryRequest, Retriever};
 
 const SYSTEM_PROMPT: &str = "You answer questions about a code repository. Use only the context given; name the files and functions you rely on; say so when the context does not contain the answer.";
 
@@ -25,15 +21,15 @@ pub async fn ask(
     question: &str,
 ) -> Result<Value, KnowcodeError> {
     let mut request = QueryRequest::new(question);
-    request.max_tokens = ASK_MAX_TOKENS;
-    request.limit_entities = ASK_LIMIT_ENTITIES;
+    request.max_tokens = FULL_MAX_TOKENS;
+    request.limit_entities = FULL_LIMIT_ENTITIES;
     request.expand_deps = true;
     request.verbosity = Verbosity::Standard;
     let crate::retrieve::AnswerParts {
         payload, entities, ..
     } = retriever.answer(&request).await?;
-    let score = payload["sufficiency_score"].as_f64().unwrap_or(0.0);
-    let context = payload["context_text"].as_str().unwrap_or_default();
+    let score = payload.sufficiency_score;
+    let context = payload.context_text.as_str();
     let locations: Vec<String> = entities
         .iter()
         .map(|e| format!("{}:{}-{}", e.path, e.span.start_line, e.span.end_line))

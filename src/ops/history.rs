@@ -88,7 +88,9 @@ pub fn query(
         None => Ok(recent(&history, limit)),
         Some(target) => match crate::retrieve::find_target(generation, target)? {
             crate::retrieve::Target::Entity(entity) => Ok(for_entity(&history, entity, limit)),
-            crate::retrieve::Target::Ambiguous(payload) => Ok(payload),
+            crate::retrieve::Target::Ambiguous(candidates) => {
+                Ok(crate::retrieve::payload::to_json(&candidates))
+            }
         },
     }
 }

@@ -16,7 +16,8 @@ use crate::walk::{self, WalkOptions};
 
 const CACHE_FOR: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+/// Whether the generation an answer came from still matches the working tree.
 pub struct Freshness {
     pub generation_id: String,
     pub kind: &'static str,

@@ -7,6 +7,7 @@ pub mod context;
 pub mod files;
 pub mod freshness;
 pub mod generation;
+pub mod payload;
 pub mod profile;
 pub mod question;
 pub mod rank;
@@ -19,10 +20,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use self::context::Bundle;
 use self::generation::{GenerationCache, LoadedGeneration};
+use self::payload::{
+    BundleRow, Diagnostics, Disambiguation, EntityRow, EvidenceRow, FileRow, GraphNode,
+    ImpactPayload, QueryPayload, SearchPayload, SemanticPayload, StandardFields, Targeted,
+    TracePayload,
+};
 pub use self::profile::Direction;
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
 use self::question::Question;
@@ -37,6 +42,11 @@ use crate::graph::EdgeKind;
 pub const DEFAULT_MAX_TOKENS: usize = 1500;
 /// Entities a `query` answer packs unless asked for more.
 pub const DEFAULT_LIMIT_ENTITIES: usize = 1;
+/// The predecessor's full-context budget: the legacy `retrieve_context_for_query` tool, the
+/// REST query endpoint and `ask` use it (the MCP `query` action does not).
+pub const FULL_MAX_TOKENS: usize = 4000;
+/// Entities packed with the full-context budget.
+pub const FULL_LIMIT_ENTITIES: usize = 3;
 /// The largest token budget a request may ask for.
 pub const MAX_TOKENS_CEILING: usize = 100_000;
 /// The most entities one answer may pack.
@@ -83,7 +93,7 @@ pub fn entity_budget(max_tokens: usize, limit_entities: usize) -> usize {
 #[derive(Debug, Clone)]
 pub struct AnswerParts {
     /// The payload exactly as the tool returns it.
-    pub payload: Value,
+    pub payload: QueryPayload,
     /// The entities whose context was packed, the answer first.
     pub entities: Vec<crate::parse::Entity>,
     /// The entity ids behind the `also` pointers, in order.
@@ -254,7 +264,7 @@ impl Retriever {
     }
 
     /// `query`: ranked, task-aware, budgeted context with a sufficiency score.
-    pub async fn query(&self, request: &QueryRequest) -> Result<Value, KnowcodeError> {
+    pub async fn query(&self, request: &QueryRequest) -> Result<QueryPayload, KnowcodeError> {
         Ok(self.answer(request).await?.payload)
     }
 
@@ -384,12 +394,12 @@ impl Retriever {
         task_type: Option<TaskType>,
         max_tokens: usize,
         verbosity: Verbosity,
-    ) -> Result<Value, KnowcodeError> {
+    ) -> Result<Targeted<QueryPayload>, KnowcodeError> {
         validate_budget(max_tokens, 1)?;
         let generation = self.generation().await?;
         let entity = match find_target(&generation, target)? {
             Target::Entity(entity) => entity,
-            Target::Ambiguous(payload) => return Ok(payload),
+            Target::Ambiguous(candidates) => return Ok(Targeted::Ambiguous(candidates)),
         };
         let task = task_type.unwrap_or(TaskType::Explain);
         let profile = ResponseProfile::new(Action::Context, task, verbosity);
@@ -410,7 +420,9 @@ impl Retriever {
             ranking: None,
             also: &[],
         };
-        Ok(answer.payload(max_tokens, task, 1.0, target, 1))
+        Ok(Targeted::Found(
+            answer.payload(max_tokens, task, 1.0, target, 1),
+        ))
     }
 
     /// `search`: entities by name or pattern, never with source.
@@ -419,7 +431,7 @@ impl Retriever {
         pattern: &str,
         limit: usize,
         verbosity: Verbosity,
-    ) -> Result<Value, KnowcodeError> {
+    ) -> Result<SearchPayload, KnowcodeError> {
         if pattern.trim().is_empty() {
             return Err(KnowcodeError::invalid_argument(
                 "query",
@@ -463,26 +475,27 @@ impl Retriever {
         });
         let total = matches.len();
         let profile = ResponseProfile::new(Action::Search, TaskType::Locate, verbosity);
-        let results: Vec<Value> = matches
+        let results = matches
             .into_iter()
             .take(limit)
             .map(|(_, e)| {
-                let mut item = json!({"id": e.id, "kind": e.kind.as_str(), "lines": format!("{}-{}", e.span.start_line, e.span.end_line)});
+                let mut row = entity_row(e);
                 if profile.standard_fields() {
-                    item["signature"] = json!(e.signature);
-                    if let Some(doc) = &e.doc {
-                        item["doc"] = json!(doc.lines().next().unwrap_or(""));
-                    }
+                    row.signature = Some(e.signature.clone());
+                    row.doc = e
+                        .doc
+                        .as_ref()
+                        .map(|doc| doc.lines().next().unwrap_or("").to_string());
                 }
-                item
+                row
             })
             .collect();
-        let mut payload =
-            json!({"results": results, "total": total, "freshness": freshness::check(&generation)});
-        if profile.standard_fields() {
-            payload["match"] = json!(mode);
-        }
-        Ok(payload)
+        Ok(SearchPayload {
+            results,
+            total,
+            freshness: freshness::check(&generation),
+            match_kind: profile.standard_fields().then_some(mode),
+        })
     }
 
     /// `trace`: callers or callees to `depth` (≤ 5), with what could not be resolved.
@@ -491,12 +504,12 @@ impl Retriever {
         target: &str,
         direction: Direction,
         depth: usize,
-    ) -> Result<Value, KnowcodeError> {
+    ) -> Result<Targeted<TracePayload>, KnowcodeError> {
         validate_depth(depth)?;
         let generation = self.generation().await?;
         let entity = match find_target(&generation, target)? {
             Target::Entity(entity) => entity,
-            Target::Ambiguous(payload) => return Ok(payload),
+            Target::Ambiguous(candidates) => return Ok(Targeted::Ambiguous(candidates)),
         };
         let (reached, unresolved) = reach(
             &generation,
@@ -505,21 +518,21 @@ impl Retriever {
             direction,
             depth,
         );
-        let nodes: Vec<Value> = reached
+        let nodes = reached
             .iter()
-            .map(|r| json!({"id": r.id, "depth": r.depth, "via": format!("{}:{}", r.edge.path, r.edge.line)}))
+            .map(|r| r.node(format!("{}:{}", r.edge.path, r.edge.line)))
             .collect();
-        let mut payload = json!({
-            "entity": entity.id,
-            "direction": direction.as_str(),
-            "depth": depth,
-            "nodes": nodes,
-            "freshness": freshness::check(&generation),
-        });
+        let mut payload = TracePayload {
+            entity: entity.id.clone(),
+            direction,
+            depth,
+            nodes,
+            freshness: freshness::check(&generation),
+            unresolved: Default::default(),
+            unresolved_calls_with_this_name: None,
+        };
         match direction {
-            Direction::Callees if !unresolved.is_empty() => {
-                payload["unresolved"] = json!(unresolved)
-            }
+            Direction::Callees => payload.unresolved = unresolved,
             Direction::Callers => {
                 let maybe = generation
                     .edges
@@ -530,23 +543,24 @@ impl Retriever {
                             && e.target_name == entity.name
                     })
                     .count();
-                if maybe > 0 {
-                    payload["unresolved_calls_with_this_name"] = json!(maybe);
-                }
+                payload.unresolved_calls_with_this_name = (maybe > 0).then_some(maybe);
             }
-            _ => {}
         }
-        Ok(payload)
+        Ok(Targeted::Found(payload))
     }
 
     /// What a change to an entity may break: everything that reaches it through calls,
     /// inheritance, implementation or imports, up to `depth` levels, with the files involved.
-    pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
+    pub async fn impact(
+        &self,
+        target: &str,
+        depth: usize,
+    ) -> Result<Targeted<ImpactPayload>, KnowcodeError> {
         validate_depth(depth)?;
         let generation = self.generation().await?;
         let entity = match find_target(&generation, target)? {
             Target::Entity(entity) => entity,
-            Target::Ambiguous(payload) => return Ok(payload),
+            Target::Ambiguous(candidates) => return Ok(Targeted::Ambiguous(candidates)),
         };
         let kinds = [
             EdgeKind::Calls,
@@ -555,26 +569,25 @@ impl Retriever {
             EdgeKind::Imports,
         ];
         let (reached, _) = reach(&generation, &entity.id, &kinds, Direction::Callers, depth);
-        let files: std::collections::BTreeSet<&str> =
-            reached.iter().map(|r| r.edge.path.as_str()).collect();
+        let files = reached.iter().map(|r| r.edge.path.clone()).collect();
         let mut by_depth = vec![0usize; depth];
         for r in &reached {
             by_depth[r.depth - 1] += 1;
         }
-        let nodes: Vec<Value> = reached
+        let nodes = reached
             .iter()
             .take(IMPACT_NODES)
-            .map(|r| json!({"id": r.id, "depth": r.depth, "via": r.edge.kind.as_str()}))
+            .map(|r| r.node(r.edge.kind.as_str().to_string()))
             .collect();
-        Ok(json!({
-            "entity": entity.id,
-            "depth": depth,
-            "impacted": reached.len(),
-            "by_depth": by_depth,
-            "files": files,
-            "nodes": nodes,
-            "truncated": reached.len() > IMPACT_NODES,
-            "freshness": freshness::check(&generation),
+        Ok(Targeted::Found(ImpactPayload {
+            entity: entity.id.clone(),
+            depth,
+            impacted: reached.len(),
+            by_depth,
+            files,
+            nodes,
+            truncated: reached.len() > IMPACT_NODES,
+            freshness: freshness::check(&generation),
         }))
     }
 
@@ -627,7 +640,7 @@ impl Retriever {
                     kind: entity.kind.as_str().to_string(),
                     line_start: chunk.start_line,
                     line_end: chunk.end_line,
-                    score: (hit.score * 10_000.0).round() / 10_000.0,
+                    score: round4(hit.score),
                     text: with_text
                         .then(|| crate::text::truncate_chars(&chunk.text, SEMANTIC_TEXT_CHARS)),
                 })
@@ -637,7 +650,11 @@ impl Retriever {
     }
 
     /// `semantic_search`: raw ranked chunks, each capped, no sufficiency projection.
-    pub async fn semantic_search(&self, query: &str, limit: usize) -> Result<Value, KnowcodeError> {
+    pub async fn semantic_search(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<SemanticPayload, KnowcodeError> {
         if query.trim().is_empty() {
             return Err(KnowcodeError::invalid_argument(
                 "query",
@@ -649,9 +666,11 @@ impl Retriever {
         let (hits, mode) = self
             .semantic_hits_in(&generation, query, limit, true)
             .await?;
-        Ok(
-            json!({"results": hits, "retrieval_mode": mode, "freshness": freshness::check(&generation)}),
-        )
+        Ok(SemanticPayload {
+            results: hits,
+            retrieval_mode: mode,
+            freshness: freshness::check(&generation),
+        })
     }
 }
 
@@ -675,7 +694,7 @@ fn validate_budget(max_tokens: usize, limit_entities: usize) -> Result<(), Knowc
 pub enum Target<'g> {
     Entity(&'g crate::parse::Entity),
     /// Several equally good matches: the disambiguation payload to return instead.
-    Ambiguous(Value),
+    Ambiguous(Disambiguation),
 }
 
 /// Resolves an entity argument (id, name, qualified-name suffix, fuzzy), or
@@ -716,18 +735,25 @@ fn disambiguation(
     generation: &LoadedGeneration,
     target: &str,
     candidates: &[&crate::parse::Entity],
-) -> Value {
-    let list: Vec<Value> = candidates
-        .iter()
-        .map(|e| json!({"id": e.id, "kind": e.kind.as_str(), "lines": format!("{}-{}", e.span.start_line, e.span.end_line)}))
-        .collect();
-    json!({
-        "ambiguous": true,
-        "target": target,
-        "candidates": list,
-        "hint": "call again with one candidate's id",
-        "freshness": freshness::check(generation),
-    })
+) -> Disambiguation {
+    Disambiguation {
+        ambiguous: true,
+        target: target.to_string(),
+        candidates: candidates.iter().map(|e| entity_row(e)).collect(),
+        hint: "call again with one candidate's id",
+        freshness: freshness::check(generation),
+    }
+}
+
+/// An entity's id, kind and line range (the summary row of `search` and disambiguation).
+fn entity_row(entity: &crate::parse::Entity) -> EntityRow {
+    EntityRow {
+        id: entity.id.clone(),
+        kind: entity.kind.as_str(),
+        lines: format!("{}-{}", entity.span.start_line, entity.span.end_line),
+        signature: None,
+        doc: None,
+    }
 }
 
 /// The bundles of one answer and what the profile makes of them.
@@ -749,7 +775,7 @@ impl Answer<'_> {
         task_confidence: f64,
         query: &str,
         limit: usize,
-    ) -> Value {
+    ) -> QueryPayload {
         let mut context_text = self
             .bundles
             .iter()
@@ -770,87 +796,117 @@ impl Answer<'_> {
             },
             self.bundles,
         );
-        let mut payload = json!({
-            "context_text": context_text,
-            "sufficiency_score": sufficiency.score,
-            "total_tokens": total_tokens,
-            "freshness": freshness::check(self.generation),
-        });
         let source_included = self.bundles.iter().any(|b| b.source_included);
-        if source_included {
-            payload["source_included"] = json!(true);
-        } else {
-            let omitted: usize = self.bundles.iter().map(|b| b.source_tokens_omitted).sum();
-            payload["reduction_summary"] = json!(if self.bundles.is_empty() {
-                "no matching entity".to_string()
-            } else {
-                format!(
-                    "summary of {} entit{}; {omitted} source tokens omitted (verbosity=standard adds source)",
-                    self.bundles.len(),
-                    if self.bundles.len() == 1 { "y" } else { "ies" }
-                )
-            });
+        QueryPayload {
+            context_text,
+            sufficiency_score: sufficiency.score,
+            total_tokens,
+            freshness: freshness::check(self.generation),
+            source_included,
+            reduction_summary: (!source_included).then(|| self.reduction_summary()),
+            also: self.also.to_vec(),
+            errors: self.errors(),
+            standard: self
+                .profile
+                .standard_fields()
+                .then(|| self.standard_fields(task, task_confidence)),
+            evidence: self
+                .profile
+                .evidence()
+                .then(|| self.evidence_rows(limit))
+                .flatten(),
+            files: self.profile.evidence().then(|| self.file_rows()).flatten(),
+            diagnostics: self.profile.diagnostics().then(|| Diagnostics {
+                query: query.to_string(),
+                max_tokens,
+                limit_entities: limit,
+                lexical_weight: self.ranking.map(|r| r.lexical_weight),
+                confidence: sufficiency.confidence,
+                coverage: sufficiency.coverage,
+                sections: self
+                    .bundles
+                    .iter()
+                    .map(|b| BundleRow {
+                        entity: b.entity_id.clone(),
+                        planned: b.planned.clone(),
+                        included: b.included.clone(),
+                        tokens: b.tokens,
+                    })
+                    .collect(),
+            }),
         }
-        if !self.also.is_empty() {
-            payload["also"] = json!(self.also);
+    }
+
+    /// What a summary left out, when no bundle carries source.
+    fn reduction_summary(&self) -> String {
+        if self.bundles.is_empty() {
+            return "no matching entity".to_string();
         }
+        let omitted: usize = self.bundles.iter().map(|b| b.source_tokens_omitted).sum();
+        format!(
+            "summary of {} entit{}; {omitted} source tokens omitted (verbosity=standard adds source)",
+            self.bundles.len(),
+            if self.bundles.len() == 1 { "y" } else { "ies" }
+        )
+    }
+
+    /// The ranking's problems, and a lexical generation said as such.
+    fn errors(&self) -> Vec<String> {
         let mut errors: Vec<String> = self.ranking.map(|r| r.errors.clone()).unwrap_or_default();
         if self.generation.manifest.kind == crate::store::GenerationKind::Lexical {
             errors.push("lexical generation: ranked without vectors".into());
         }
-        if !errors.is_empty() {
-            payload["errors"] = json!(errors);
-        }
-        if self.profile.standard_fields() {
-            payload["task_type"] = json!(task.as_str());
-            payload["task_confidence"] = json!((task_confidence * 100.0).round() / 100.0);
-            payload["retrieval_mode"] =
-                json!(self.ranking.map_or(RetrievalMode::Exact, |r| r.mode));
-            payload["entities"] = json!(
-                self.bundles
-                    .iter()
-                    .map(|b| b.entity_id.as_str())
-                    .collect::<Vec<_>>()
-            );
-            payload["truncated"] = json!(self.bundles.iter().any(|b| b.truncated));
-        }
-        if self.profile.evidence()
-            && let Some(ranking) = self.ranking
-        {
-            let evidence: Vec<Value> = ranking
-                    .hits
-                    .iter()
-                    .take(limit.max(3))
-                    .enumerate()
-                    .map(|(i, h)| {
-                        json!({"rank": i + 1, "entity_id": h.entity_id, "chunk_id": self.generation.chunks[h.chunk].id,
-                               "score": (h.score * 10_000.0).round() / 10_000.0, "signals": h.evidence})
-                    })
-                    .collect();
-            payload["evidence"] = json!(evidence);
-            let files: Vec<Value> = ranking
-                .files
-                .iter()
-                .take(EVIDENCE_FILES)
-                .map(|f| json!({"path": f.path, "score": (f.score * 10_000.0).round() / 10_000.0}))
-                .collect();
-            if !files.is_empty() {
-                payload["files"] = json!(files);
-            }
-        }
-        if self.profile.diagnostics() {
-            payload["diagnostics"] = json!({
-                "query": query,
-                "max_tokens": max_tokens,
-                "limit_entities": limit,
-                "lexical_weight": self.ranking.map(|r| r.lexical_weight),
-                "confidence": sufficiency.confidence,
-                "coverage": sufficiency.coverage,
-                "sections": self.bundles.iter().map(|b| json!({"entity": b.entity_id, "planned": b.planned, "included": b.included, "tokens": b.tokens})).collect::<Vec<_>>(),
-            });
-        }
-        payload
+        errors
     }
+
+    fn standard_fields(&self, task: TaskType, task_confidence: f64) -> StandardFields {
+        StandardFields {
+            task_type: task.as_str(),
+            task_confidence: (task_confidence * 100.0).round() / 100.0,
+            retrieval_mode: self.ranking.map_or(RetrievalMode::Exact, |r| r.mode),
+            entities: self.bundles.iter().map(|b| b.entity_id.clone()).collect(),
+            truncated: self.bundles.iter().any(|b| b.truncated),
+        }
+    }
+
+    /// The ranked entities behind the answer (at least three), when it was ranked.
+    fn evidence_rows(&self, limit: usize) -> Option<Vec<EvidenceRow>> {
+        let ranking = self.ranking?;
+        let rows = ranking
+            .hits
+            .iter()
+            .take(limit.max(3))
+            .enumerate()
+            .map(|(i, h)| EvidenceRow {
+                rank: i + 1,
+                entity_id: h.entity_id.clone(),
+                chunk_id: self.generation.chunks[h.chunk].id.clone(),
+                score: round4(h.score),
+                signals: h.evidence.clone(),
+            })
+            .collect();
+        Some(rows)
+    }
+
+    /// The best-ranked files, when the ranking pooled any.
+    fn file_rows(&self) -> Option<Vec<FileRow>> {
+        let files: Vec<FileRow> = self
+            .ranking?
+            .files
+            .iter()
+            .take(EVIDENCE_FILES)
+            .map(|f| FileRow {
+                path: f.path.clone(),
+                score: round4(f.score),
+            })
+            .collect();
+        (!files.is_empty()).then_some(files)
+    }
+}
+
+/// A score rounded to four decimals for a payload.
+fn round4(score: f64) -> f64 {
+    (score * 10_000.0).round() / 10_000.0
 }
 
 /// Hits ranked per query: enough for the packed entities and `also` pointers in other files.
@@ -965,6 +1021,17 @@ struct Reached<'g> {
     id: String,
     depth: usize,
     edge: &'g crate::graph::Edge,
+}
+
+impl Reached<'_> {
+    /// The payload node, with how it was reached.
+    fn node(&self, via: String) -> GraphNode {
+        GraphNode {
+            id: self.id.clone(),
+            depth: self.depth,
+            via,
+        }
+    }
 }
 
 /// Breadth-first walk from `start` along resolved edges of `kinds`: incoming ones for

@@ -6,28 +6,46 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::{ErrorCode, KnowcodeError, Stage};
 use crate::index::Progress;
 
 const KEEP: usize = 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum JobState {
     Running,
     Succeeded,
     Failed,
 }
 
-impl JobState {
-    fn as_str(self) -> &'static str {
-        match self {
-            JobState::Running => "running",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-        }
-    }
+/// What `job_status` (and a submit) returns about one job.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobStatus {
+    pub job_id: String,
+    pub action: String,
+    pub state: JobState,
+    /// The pipeline stage running (`queued` before, `done` after).
+    pub phase: String,
+    pub elapsed_s: f64,
+    /// Items of the current phase done and in all, while running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Seconds left in the current phase at its rate so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_s: Option<f64>,
+    /// The job's answer, once succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// `{error, code, hint}`, once failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
 }
 
 struct Job {
@@ -44,29 +62,30 @@ struct Job {
 }
 
 impl Job {
-    fn snapshot(&self) -> Value {
+    fn snapshot(&self) -> JobStatus {
         let end = self.finished.unwrap_or_else(Instant::now);
-        let mut value = json!({
-            "job_id": self.id,
-            "action": self.action,
-            "state": self.state.as_str(),
-            "phase": self.phase,
-            "elapsed_s": (end - self.started).as_secs_f64().round(),
+        let counting = self.state == JobState::Running && self.total > 0;
+        let eta_s = (counting && self.done > 0).then(|| {
+            let per_item = self.phase_started.elapsed().as_secs_f64() / self.done as f64;
+            (per_item * (self.total - self.done) as f64).round()
         });
-        if self.state == JobState::Running && self.total > 0 {
-            value["done"] = json!(self.done);
-            value["total"] = json!(self.total);
-            if self.done > 0 {
-                let per_item = self.phase_started.elapsed().as_secs_f64() / self.done as f64;
-                value["eta_s"] = json!((per_item * (self.total - self.done) as f64).round());
-            }
+        let (result, error) = match (&self.outcome, self.state) {
+            (Some(result), JobState::Succeeded) => (Some(result.clone()), None),
+            (Some(error), JobState::Failed) => (None, Some(error.clone())),
+            _ => (None, None),
+        };
+        JobStatus {
+            job_id: self.id.clone(),
+            action: self.action.clone(),
+            state: self.state,
+            phase: self.phase.clone(),
+            elapsed_s: (end - self.started).as_secs_f64().round(),
+            done: counting.then_some(self.done),
+            total: counting.then_some(self.total),
+            eta_s,
+            result,
+            error,
         }
-        match (&self.outcome, self.state) {
-            (Some(result), JobState::Succeeded) => value["result"] = result.clone(),
-            (Some(error), JobState::Failed) => value["error"] = error.clone(),
-            _ => {}
-        }
-        value
     }
 }
 
@@ -133,7 +152,7 @@ impl Jobs {
     }
 
     /// Starts `work` in the background unless a job is running.
-    pub fn submit<F>(&self, action: &str, work: F) -> Result<Value, KnowcodeError>
+    pub fn submit<F>(&self, action: &str, work: F) -> Result<JobStatus, KnowcodeError>
     where
         F: FnOnce(&dyn Progress) -> Result<Value, KnowcodeError> + Send + 'static,
     {
@@ -203,7 +222,7 @@ impl Jobs {
     }
 
     /// The snapshot of one job, or of the latest when `id` is None.
-    pub fn status(&self, id: Option<&str>) -> Result<Value, KnowcodeError> {
+    pub fn status(&self, id: Option<&str>) -> Result<JobStatus, KnowcodeError> {
         let jobs = self.jobs.lock().expect("jobs lock");
         let job = match id {
             Some(id) => jobs.iter().find(|j| j.id == id).ok_or_else(|| {
@@ -226,7 +245,7 @@ mod tests {
 
     fn wait(jobs: &Jobs, id: &str) -> Value {
         for _ in 0..500 {
-            let status = jobs.status(Some(id)).unwrap();
+            let status = serde_json::to_value(jobs.status(Some(id)).unwrap()).unwrap();
             if status["state"] != "running" {
                 return status;
             }
@@ -241,7 +260,7 @@ mod tests {
         let first = jobs
             .submit("build", |_| panic!("boom in the pipeline"))
             .unwrap();
-        let done = wait(&jobs, first["job_id"].as_str().unwrap());
+        let done = wait(&jobs, &first.job_id);
         assert_eq!(done["state"], "failed", "{done}");
         assert_eq!(done["error"]["code"], "internal", "{done}");
         assert!(
@@ -255,8 +274,10 @@ mod tests {
             !done["error"]["hint"].as_str().unwrap().is_empty(),
             "{done}"
         );
-        let second = jobs.submit("index", |_| Ok(json!({"ok": true}))).unwrap();
-        let done = wait(&jobs, second["job_id"].as_str().unwrap());
+        let second = jobs
+            .submit("index", |_| Ok(serde_json::json!({"ok": true})))
+            .unwrap();
+        let done = wait(&jobs, &second.job_id);
         assert_eq!(done["state"], "succeeded", "{done}");
     }
 }

@@ -8,11 +8,12 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::contract::{self, Call, LIFECYCLE, RETRIEVE};
-use super::jobs::Jobs;
+use super::jobs::{JobStatus, Jobs};
 use super::telemetry::Telemetry;
 use crate::config::Config;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::index::{self, IndexOptions};
+use crate::retrieve::payload::json_result;
 use crate::retrieve::{QueryRequest, Retriever};
 use crate::store::Store;
 use crate::store::legacy::Readiness;
@@ -157,7 +158,7 @@ impl Service {
 
     /// What depends on an entity (REST `impact`; not an MCP action).
     pub async fn impact(&self, target: &str, depth: usize) -> Result<Value, KnowcodeError> {
-        self.retriever.impact(target, depth).await
+        json_result(self.retriever.impact(target, depth).await)
     }
 
     /// Runs one tool call and records it (allowlisted fields only; see `telemetry`).
@@ -225,45 +226,56 @@ impl Service {
                     expand_deps: call.flag("expand_deps")?,
                     verbosity: call.verbosity()?,
                 };
-                self.retriever.query(&request).await
+                json_result(self.retriever.query(&request).await)
             }
             "search" => {
                 let pattern = match call.text("query")? {
                     Some(q) if !q.trim().is_empty() => q,
                     _ => call.required_text("target")?,
                 };
-                self.retriever
-                    .search(&pattern, call.integer("limit")?, call.verbosity()?)
-                    .await
+                json_result(
+                    self.retriever
+                        .search(&pattern, call.integer("limit")?, call.verbosity()?)
+                        .await,
+                )
             }
             "context" => {
-                self.retriever
+                let answer = self
+                    .retriever
                     .context(
                         &call.required_text("target")?,
                         call.task_type()?,
                         call.integer("max_tokens")?,
                         call.verbosity()?,
                     )
-                    .await
+                    .await;
+                json_result(answer)
             }
             "trace" => {
-                self.retriever
+                let answer = self
+                    .retriever
                     .trace(
                         &call.required_text("target")?,
                         call.direction()?,
                         call.integer("depth")?,
                     )
-                    .await
+                    .await;
+                json_result(answer)
             }
-            _ => {
+            _ => json_result(
                 self.retriever
                     .semantic_search(&call.required_text("query")?, call.integer("limit")?)
-                    .await
-            }
+                    .await,
+            ),
         }
     }
 
     fn lifecycle(&self, call: &Call<'_>) -> Result<Value, KnowcodeError> {
+        json_result(self.submit_job(call))
+    }
+
+    /// Starts the lifecycle job a call asks for.
+    fn submit_job(&self, call: &Call<'_>) -> Result<JobStatus, KnowcodeError> {
         match call.action() {
             "export" => {
                 let output = confine(&self.root, &call.required_text("output")?)?;
@@ -298,7 +310,7 @@ impl Service {
 
     async fn inspect(&self, call: &Call<'_>) -> Result<Value, KnowcodeError> {
         match call.action() {
-            "job_status" => self.jobs.status(call.text("job_id")?.as_deref()),
+            "job_status" => json_result(self.jobs.status(call.text("job_id")?.as_deref())),
             "freshness" => {
                 let generation = self.retriever.generation().await?;
                 Ok(

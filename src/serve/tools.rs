@@ -11,12 +11,17 @@ use serde_json::{Map, Value, json};
 
 use super::contract::{self, INSPECT, LIFECYCLE, Param, RETRIEVE};
 use crate::retrieve::profile::Verbosity;
-use crate::retrieve::{DEFAULT_LIMIT_ENTITIES, DEFAULT_MAX_TOKENS};
+use crate::retrieve::{
+    DEFAULT_LIMIT_ENTITIES, DEFAULT_MAX_TOKENS, FULL_LIMIT_ENTITIES, FULL_MAX_TOKENS,
+};
 
 /// The predecessor's full-context query defaults, kept where agents expect them: the legacy
 /// `retrieve_context_for_query` tool and the REST query endpoint (the MCP `query` action
 /// defaults to 1,500 tokens and one entity).
-pub const FULL_QUERY_DEFAULTS: &[(&str, u64)] = &[("max_tokens", 4000), ("limit_entities", 3)];
+pub const FULL_QUERY_DEFAULTS: &[(&str, u64)] = &[
+    ("max_tokens", FULL_MAX_TOKENS as u64),
+    ("limit_entities", FULL_LIMIT_ENTITIES as u64),
+];
 
 /// One of the predecessor's flat tools, kept behind `--legacy-tools`.
 pub struct LegacyTool {

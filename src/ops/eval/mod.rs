@@ -219,7 +219,8 @@ pub async fn run(
             );
         }
         let baseline_lists = baseline.rank(&task.query);
-        let answer_tokens = tokens::count(&answer.payload.to_string());
+        let answer_tokens =
+            tokens::count(&crate::retrieve::payload::to_json(&answer.payload).to_string());
         let tokens = TaskTokens {
             answer: answer_tokens,
             to_first_relevant: tokens_to_first_relevant(
