@@ -123,8 +123,8 @@ const RULES: &[(TaskType, &[&str])] = &[
 ];
 
 /// `auto`: the task type a query reads as, with a confidence in [0, 1].
-pub fn classify(query: &str) -> (TaskType, f64) {
-    let lower = format!("{} ", query.to_lowercase());
+pub fn classify(question: &super::question::Question) -> (TaskType, f64) {
+    let lower = format!("{} ", question.text.to_lowercase());
     let mut best = (TaskType::General, 0usize);
     for (task, words) in RULES {
         let hits = words.iter().filter(|w| lower.contains(**w)).count();
@@ -133,9 +133,7 @@ pub fn classify(query: &str) -> (TaskType, f64) {
         }
     }
     match best {
-        (TaskType::General, _)
-            if super::rank::query_shape(query) == super::rank::QueryShape::Identifier =>
-        {
+        (TaskType::General, _) if question.shape == super::question::QueryShape::Identifier => {
             (TaskType::Locate, 0.6)
         }
         (TaskType::General, _) => (TaskType::General, 0.3),
@@ -528,24 +526,31 @@ fn truncated_source(text: &str, source: &str, budget: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieve::question::Question;
 
     #[test]
     fn classification_reads_intent() {
         assert_eq!(
-            classify("why does checkout raise an exception").0,
+            classify(&Question::read("why does checkout raise an exception")).0,
             TaskType::Debug
         );
-        assert_eq!(classify("add support for coupons").0, TaskType::Extend);
         assert_eq!(
-            classify("where is the discount defined").0,
+            classify(&Question::read("add support for coupons")).0,
+            TaskType::Extend
+        );
+        assert_eq!(
+            classify(&Question::read("where is the discount defined")).0,
             TaskType::Locate
         );
         assert_eq!(
-            classify("how does the cart compute its total").0,
+            classify(&Question::read("how does the cart compute its total")).0,
             TaskType::Explain
         );
-        assert_eq!(classify("apply_discount").0, TaskType::Locate);
-        let (_, confidence) = classify("cart totals");
+        assert_eq!(
+            classify(&Question::read("apply_discount")).0,
+            TaskType::Locate
+        );
+        let (_, confidence) = classify(&Question::read("cart totals"));
         assert!(confidence < 0.5);
     }
 

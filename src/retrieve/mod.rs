@@ -8,6 +8,7 @@ pub mod files;
 pub mod freshness;
 pub mod generation;
 pub mod payload;
+pub mod plan;
 pub mod profile;
 pub mod question;
 pub mod rank;
@@ -28,9 +29,9 @@ use self::payload::{
     ImpactPayload, QueryPayload, SearchPayload, SemanticPayload, StandardFields, Targeted,
     TracePayload,
 };
+use self::plan::QueryPlan;
 pub use self::profile::Direction;
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
-use self::question::Question;
 use self::rank::{Hit, Ranking, RetrievalMode};
 use self::resolve::Resolved;
 use crate::config::Config;
@@ -222,19 +223,16 @@ impl Retriever {
     async fn ranked(
         &self,
         generation: &LoadedGeneration,
-        question: &Question,
+        plan: &QueryPlan,
         limit: usize,
     ) -> Ranking {
         match self
-            .query_vector(generation, question.embedding_text())
+            .query_vector(generation, plan.question.embedding_text())
             .await
         {
-            Ok(vector) => {
-                self.rank_with(generation, question, vector.as_deref(), limit)
-                    .await
-            }
+            Ok(vector) => rank::rank(generation, plan, vector.as_deref(), limit).await,
             Err(e) => {
-                let mut ranking = self.rank_with(generation, question, None, limit).await;
+                let mut ranking = rank::rank(generation, plan, None, limit).await;
                 ranking.errors.push(format!(
                     "{}: {}; answered from the lexical plane",
                     e.code.as_str(),
@@ -243,24 +241,6 @@ impl Retriever {
                 ranking
             }
         }
-    }
-
-    /// Ranks with a given query vector (None: the lexical plane) and the configured alpha.
-    async fn rank_with(
-        &self,
-        generation: &LoadedGeneration,
-        question: &Question,
-        vector: Option<&[f32]>,
-        limit: usize,
-    ) -> Ranking {
-        rank::rank(
-            generation,
-            question,
-            vector,
-            self.config.config.hybrid_alpha,
-            limit,
-        )
-        .await
     }
 
     /// `query`: ranked, task-aware, budgeted context with a sufficiency score.
@@ -273,21 +253,15 @@ impl Retriever {
     pub async fn answer(&self, request: &QueryRequest) -> Result<AnswerParts, KnowcodeError> {
         validate_budget(request.max_tokens, request.limit_entities)?;
         let generation = self.generation().await?;
-        let (task, task_confidence) = match request.task_type {
-            Some(task) => (task, 1.0),
-            None => context::classify(&request.query),
-        };
-        let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
-        let question = Question::read(&request.query);
-        let focus = context::Focus::of(&question);
-        let ranking = self.ranked(&generation, &question, RANKED_CANDIDATES).await;
+        let plan = QueryPlan::for_query(request, self.config.config.hybrid_alpha);
+        let ranking = self.ranked(&generation, &plan, RANKED_CANDIDATES).await;
         let packed = packed_hits(&generation, &ranking.hits, request.limit_entities);
         let also = also_pointers(
             &generation,
             &ranking,
             &packed,
             request.max_tokens,
-            question.about_tests,
+            plan.question.about_tests,
         );
         let also_tokens = lines_tokens(&also.lines);
         let mut bundles = Vec::new();
@@ -300,10 +274,10 @@ impl Retriever {
             let bundle = context::build_bundle(
                 &generation,
                 entity,
-                task,
-                &profile,
+                plan.task,
+                &plan.profile,
                 per_entity.min(remaining.saturating_sub(2)),
-                Some(&focus),
+                Some(&plan.focus),
             );
             remaining = remaining.saturating_sub(bundle.tokens + 2);
             bundles.push(bundle);
@@ -311,7 +285,7 @@ impl Retriever {
         if request.expand_deps {
             self.expand_dependencies(
                 &generation,
-                task,
+                plan.task,
                 request.verbosity,
                 &mut bundles,
                 &mut remaining,
@@ -320,7 +294,7 @@ impl Retriever {
         let confidence = sufficiency::ranking_confidence(&ranking);
         let payload = Answer {
             generation: &generation,
-            profile,
+            profile: plan.profile,
             bundles: &bundles,
             confidence,
             ranking: Some(&ranking),
@@ -328,8 +302,8 @@ impl Retriever {
         }
         .payload(
             request.max_tokens,
-            task,
-            task_confidence,
+            plan.task,
+            plan.task_confidence,
             &request.query,
             request.limit_entities,
         );
@@ -459,9 +433,9 @@ impl Retriever {
         }
         let mode = if matches.is_empty() { "ranked" } else { "name" };
         if matches.is_empty() {
-            let ranking = self
-                .ranked(&generation, &Question::read(pattern), limit)
-                .await;
+            let plan =
+                QueryPlan::for_lookup(pattern, Action::Search, self.config.config.hybrid_alpha);
+            let ranking = self.ranked(&generation, &plan, limit).await;
             for hit in &ranking.hits {
                 if let Some(entity) = generation.entity(&hit.entity_id) {
                     matches.push((4, entity));
@@ -618,13 +592,15 @@ impl Retriever {
             ));
         }
         // Semantic search never answers lexically in silence: no usable vectors, an error.
-        let question = Question::read(query);
+        let plan = QueryPlan::for_lookup(
+            query,
+            Action::SemanticSearch,
+            self.config.config.hybrid_alpha,
+        );
         let vector = self
-            .query_vector(generation, question.embedding_text())
+            .query_vector(generation, plan.question.embedding_text())
             .await?;
-        let ranking = self
-            .rank_with(generation, &question, vector.as_deref(), limit)
-            .await;
+        let ranking = rank::rank(generation, &plan, vector.as_deref(), limit).await;
         let hits = ranking
             .hits
             .iter()

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::generation::LoadedGeneration;
+use super::plan::QueryPlan;
 use super::question::{Origin, Question, message_fragments};
 pub use super::question::{QueryShape, query_shape};
 use crate::graph::EdgeKind;
@@ -25,10 +26,6 @@ const CANDIDATES: usize = 80;
 /// Reciprocal-rank-fusion constant. Small, so a leg's first places count (measured on the
 /// benchmark: 10 beat 30 and 60).
 const RRF_K: f64 = 10.0;
-/// Weight of the signature-view leg relative to the chunk-vector leg: the vectors' share of
-/// the fusion is split 1 : SIGNATURE_SHARE between chunk bodies and signature views (0.7
-/// measured best of 0.5, 0.7 and 1.0 on the benchmark).
-const SIGNATURE_SHARE: f64 = 0.7;
 /// Score multiplier for definitions in tests, examples and benchmarks (`walk::is_test_path`)
 /// unless the query asks about those: they show how code is used and rarely are the code asked
 /// about (0.6 measured on the benchmark: +3.3 points of R@5 on click, +3.4 on serde_json and
@@ -138,31 +135,18 @@ pub struct Ranking {
     pub errors: Vec<String>,
 }
 
-/// Lexical weight for a query given the configured `hybrid_alpha`: identifiers lean
-/// lexical, queries mixing words and identifiers a little, descriptions get `alpha` itself
-/// (leaning descriptions further toward vectors cost 2–3 points of R@5 on the benchmark once
-/// prose was demoted).
-pub fn lexical_weight(shape: QueryShape, alpha: f64) -> f64 {
-    match shape {
-        QueryShape::Identifier => alpha.max(0.8),
-        QueryShape::Mixed => (alpha + 0.1).min(1.0),
-        QueryShape::Description => alpha,
-    }
-}
-
 /// Ranks entities for a question. `vector` is the embedded question (None on a lexical
 /// generation).
 pub async fn rank(
     generation: &LoadedGeneration,
-    question: &Question,
+    plan: &QueryPlan,
     vector: Option<&[f32]>,
-    alpha: f64,
     limit: usize,
 ) -> Ranking {
-    let trimmed = question.text.trim();
-    if trimmed.len() > 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
-        return exact(generation, &trimmed[1..trimmed.len() - 1], limit);
+    if let Some(needle) = &plan.exact {
+        return exact(generation, needle, limit);
     }
+    let question = &plan.question;
     // The three legs are independent scans: run them concurrently.
     let query_vector = vector.filter(|_| generation.has_vectors());
     let signature_vector = query_vector.filter(|_| !generation.signature_views.is_empty());
@@ -195,11 +179,7 @@ pub async fn rank(
     } else {
         RetrievalMode::Lexical
     };
-    let w_lex = if mode == RetrievalMode::Hybrid {
-        lexical_weight(question.shape, alpha)
-    } else {
-        1.0
-    };
+    let weights = plan.leg_weights(mode == RetrievalMode::Hybrid);
     let mut fused: HashMap<String, Hit> = HashMap::new();
     let by_chunk = |ids: &[String]| -> Vec<usize> {
         ids.iter()
@@ -215,23 +195,21 @@ pub async fn rank(
         generation,
         &mut fused,
         &by_chunk(&lexical),
-        w_lex,
+        weights.lexical,
         |e, r| e.lexical_rank = Some(r),
     );
-    let w_vec = 1.0 - w_lex;
     add_leg(
         generation,
         &mut fused,
         &by_chunk(&vectors),
-        w_vec,
+        weights.vector,
         |e, r| e.vector_rank = Some(r),
     );
-    let w_sig = SIGNATURE_SHARE * w_vec;
     add_leg(
         generation,
         &mut fused,
         &by_entity(&signatures),
-        w_sig,
+        weights.signature,
         |e, r| e.signature_rank = Some(r),
     );
     let about_tests = question.about_tests;
@@ -260,7 +238,7 @@ pub async fn rank(
         hits,
         files,
         mode,
-        lexical_weight: w_lex,
+        lexical_weight: weights.lexical,
         shape: question.shape,
         errors,
     }
@@ -742,19 +720,5 @@ mod tests {
             query_shape("where is apply_discount used"),
             QueryShape::Mixed
         );
-    }
-
-    #[test]
-    fn the_more_identifier_shaped_the_query_the_more_lexical_the_weight() {
-        let (identifier, mixed, description) = (
-            lexical_weight(QueryShape::Identifier, 0.5),
-            lexical_weight(QueryShape::Mixed, 0.5),
-            lexical_weight(QueryShape::Description, 0.5),
-        );
-        assert!(
-            identifier > mixed && mixed > description,
-            "{identifier} {mixed} {description}"
-        );
-        assert!(lexical_weight(QueryShape::Mixed, 0.95) <= 1.0);
     }
 }
