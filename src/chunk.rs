@@ -3,9 +3,13 @@
 //! split at statement boundaries with a one-statement overlap. Each file also gets a header
 //! chunk (module doc + imports in the language's own syntax) and, when the file has code
 //! outside its definitions (tables, constants, registrations, a script's body), module-code
-//! chunks of that code; Markdown is cut by section.
-//! Every chunk carries a structural header used for embedding, a code-aware search text and
-//! a content hash that decides vector reuse. Pure: no I/O, no model.
+//! chunks of that code; Markdown is cut by section; a Rust `impl` block becomes an outline
+//! chunk of its type. Every chunk carries an embedding text (path and qualified name as plain
+//! words, the doc written above the definition on its first part, then the text), a
+//! code-aware search text (a structural header `path | name | kind` plus the chunk's own
+//! words, identifiers split) and a content hash of the embedding text that decides vector
+//! reuse. Each definition also has a short signature view, embedded separately. Pure: no I/O,
+//! no model.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -36,7 +40,8 @@ pub struct Chunk {
     pub part: u32,
     /// The source shown to an agent.
     pub text: String,
-    /// What the model embeds: structural header, doc and the start of the text.
+    /// What the model embeds: path and qualified name as words, the doc above the definition
+    /// (first part only), then the text — cut at a character bound.
     pub embed_text: String,
     /// The code-aware full-text column (identifiers split).
     pub search_text: String,

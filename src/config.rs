@@ -128,6 +128,7 @@ impl Config {
         Self::from_file(&path)
     }
 
+    /// Reads and validates `aimodels.yaml` at `path`; an `invalid_config` error names the file and the key.
     pub fn from_file(path: &Path) -> Result<Config, KnowcodeError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             KnowcodeError::new(ErrorCode::InvalidConfig, format!("{}: {e}", path.display()))

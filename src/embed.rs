@@ -165,6 +165,7 @@ impl Embedder {
         Ok(embedder)
     }
 
+    /// The identity of the vectors this model produces (model id, dimension, `max_length`).
     pub fn info(&self) -> &EmbeddingInfo {
         &self.info
     }

@@ -87,7 +87,7 @@ impl ErrorCode {
                 "see the named stage in the message; the previous generation stays current"
             }
             Self::ChatUnavailable => {
-                "check `chat.endpoint` in aimodels.yaml and that the server answers; the retrieved context is printed with --context"
+                "check `chat.endpoint` in aimodels.yaml and that the server answers; without an endpoint `knowcode ask` answers with the retrieved context itself"
             }
             Self::MissingHistory => {
                 "rebuild with history: knowcode build --temporal (the repository must be a git checkout)"
@@ -107,6 +107,7 @@ pub struct KnowcodeError {
 }
 
 impl KnowcodeError {
+    /// An error with `code`'s default hint.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -115,11 +116,13 @@ impl KnowcodeError {
         }
     }
 
+    /// Replaces the code's default hint with a more specific next action.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = hint.into();
         self
     }
 
+    /// `invalid_argument` naming the argument and what is wrong with it.
     pub fn invalid_argument(name: &str, why: impl std::fmt::Display) -> Self {
         Self::new(
             ErrorCode::InvalidArgument,
@@ -127,6 +130,7 @@ impl KnowcodeError {
         )
     }
 
+    /// `missing_knowledge_store`: nothing is published under `store`.
     pub fn missing_store(store: &std::path::Path) -> Self {
         Self::new(
             ErrorCode::MissingKnowledgeStore,
@@ -134,6 +138,7 @@ impl KnowcodeError {
         )
     }
 
+    /// `path_outside_root`: `path` escapes the served `root`.
     pub fn path_outside_root(path: &str, root: &std::path::Path) -> Self {
         Self::new(
             ErrorCode::PathOutsideRoot,
@@ -166,6 +171,7 @@ pub enum BuildError {
 }
 
 impl BuildError {
+    /// Wraps a failure as having happened in `stage` (for `map_err`).
     pub fn at(stage: Stage) -> impl FnOnce(anyhow::Error) -> BuildError {
         move |source| BuildError::Stage { stage, source }
     }
@@ -196,6 +202,7 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in build order.
     pub const ALL: [Stage; 8] = [
         Stage::Walk,
         Stage::Parse,
@@ -207,6 +214,7 @@ impl Stage {
         Stage::Publish,
     ];
 
+    /// The stage's name in errors, progress and timings.
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Walk => "walk",

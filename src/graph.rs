@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::parse::{CallSite, EntityKind, HeritageKind, ParsedFile};
 
+/// What an edge says about its two ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
@@ -23,6 +24,7 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    /// The edge kind's name in tables and payloads.
     pub fn as_str(self) -> &'static str {
         match self {
             EdgeKind::Contains => "contains",
@@ -33,6 +35,7 @@ impl EdgeKind {
         }
     }
 
+    /// The edge kind named `s`, if any.
     pub fn parse(s: &str) -> Option<EdgeKind> {
         [
             Self::Contains,
@@ -66,6 +69,7 @@ pub enum Resolution {
 }
 
 impl Resolution {
+    /// The resolution's name in tables.
     pub fn as_str(self) -> &'static str {
         match self {
             Resolution::Structural => "structural",
@@ -78,6 +82,7 @@ impl Resolution {
         }
     }
 
+    /// The resolution named `s`, if any.
     pub fn parse(s: &str) -> Option<Resolution> {
         use Resolution::*;
         [
@@ -93,6 +98,7 @@ impl Resolution {
         .find(|r| r.as_str() == s)
     }
 
+    /// Whether the edge has a target.
     pub fn is_resolved(self) -> bool {
         !matches!(self, Resolution::Unresolved | Resolution::Ambiguous)
     }
@@ -122,6 +128,7 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// Edges with a resolved target.
     pub fn resolved_count(&self) -> usize {
         self.edges
             .iter()
@@ -129,6 +136,7 @@ impl Graph {
             .count()
     }
 
+    /// Edges left without a target (external, ambiguous or unknown).
     pub fn unresolved_count(&self) -> usize {
         self.edges.len() - self.resolved_count()
     }

@@ -46,6 +46,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// The reason's name in reports.
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::Binary => "binary",
@@ -89,6 +90,7 @@ pub struct FileState {
     pub mtime_ns: i64,
 }
 
+/// A file the walk left out, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SkippedFile {
     pub path: String,

@@ -39,6 +39,7 @@ pub struct Touch {
     pub deletions: u32,
 }
 
+/// The git history a temporal build stores in its generation (`history.json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct History {
     pub head: String,

@@ -4,7 +4,7 @@
 //! generation unless a `full` one is current (a full generation is never traded for a
 //! lexical one); phase two adds vectors, reusing those of unchanged chunks.
 
-pub mod history;
+pub(crate) mod history;
 pub mod quality;
 
 use std::collections::{BTreeMap, HashMap};
@@ -44,8 +44,11 @@ pub struct IndexOptions {
 
 /// Progress reporting; the CLI draws bars, jobs record phases, tests ignore it.
 pub trait Progress: Send + Sync {
+    /// A stage starts with `total` items to do (0: unknown).
     fn stage(&self, _stage: Stage, _total: u64) {}
+    /// `n` more items of the current stage are done.
     fn advance(&self, _n: u64) {}
+    /// The build is over (successfully or not).
     fn finish(&self) {}
 }
 
@@ -117,6 +120,7 @@ struct Outcome {
 }
 
 impl IndexSummary {
+    /// The one-line summary the CLI prints after a build.
     pub fn line(&self) -> String {
         let mut line = format!(
             "{} files ({} skipped), {} entities, {} edges ({} resolved / {} unresolved), {} chunks ({} embedded / {} reused) in {:.1}s → generation {} ({})",
@@ -165,6 +169,7 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Every parsed entity, file by file.
     pub fn entities(&self) -> Vec<Entity> {
         self.parsed
             .iter()

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::Analysis;
 use crate::parse::{EntityKind, IssueKind};
 
+/// The report's file name inside a generation.
 pub const REPORT_FILE: &str = "preflight_report.json";
 
 /// Extensions of programming languages knowcode does not parse (counted against coverage).
@@ -209,6 +210,7 @@ pub fn card(report: &Value) -> String {
     out
 }
 
+/// Writes `report` into a generation folder being staged.
 pub fn write(generation_dir: &Path, report: &Value) -> anyhow::Result<()> {
     crate::store::write_synced(
         &generation_dir.join(REPORT_FILE),
@@ -216,6 +218,7 @@ pub fn write(generation_dir: &Path, report: &Value) -> anyhow::Result<()> {
     )
 }
 
+/// The report a generation stored, as the `inspect quality` payload.
 pub fn read(generation_dir: &Path) -> anyhow::Result<Value> {
     Ok(serde_json::from_str(&std::fs::read_to_string(
         generation_dir.join(REPORT_FILE),

@@ -15,6 +15,7 @@ use crate::retrieve::generation::GenerationCache;
 use crate::store::legacy::Readiness;
 use crate::store::{Store, manifest::SCHEMA_VERSION};
 
+/// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -23,6 +24,7 @@ pub enum Status {
     Fail,
 }
 
+/// One named check with what it found and, on failure, what to do.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub name: &'static str,
@@ -32,6 +34,7 @@ pub struct Check {
     pub hint: String,
 }
 
+/// Every check `doctor` ran, in order.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub checks: Vec<Check>,
@@ -40,10 +43,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// No check failed (warnings allowed).
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| c.status != Status::Fail)
     }
 
+    /// The report as the `inspect doctor` payload.
     pub fn to_json(&self) -> Value {
         json!({
             "ok": self.passed(),

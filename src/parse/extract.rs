@@ -181,15 +181,26 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
 
 /// The Markdown grammar opens a `section` only for a section's first heading; later setext
 /// headings (`Title` over `---`) sit flat inside it. Each becomes a section running to the next
-/// heading of the same or a higher level (or the end of the enclosing section).
-fn setext_subsections(node: Node, src: &[u8], defs: &mut Vec<DefHit>) {
-    let mut cursor = node.walk();
-    let children: Vec<Node> = node.children(&mut cursor).collect();
-    for child in &children {
-        if child.kind() == "section" {
-            setext_subsections(*child, src, defs);
+/// heading of the same or a higher level (or the end of the enclosing section). Sections are
+/// visited inner first with an explicit stack (no recursion: nesting depth is the input's).
+fn setext_subsections(root: Node, src: &[u8], defs: &mut Vec<DefHit>) {
+    let mut stack = vec![(root, false)];
+    while let Some((node, children_done)) = stack.pop() {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        if children_done {
+            section_setext_headings(node, &children, src, defs);
+            continue;
         }
+        stack.push((node, true));
+        let sections = children.iter().filter(|c| c.kind() == "section");
+        // Reversed, so the first child section is finished first, as written.
+        stack.extend(sections.rev().map(|child| (*child, false)));
     }
+}
+
+/// The setext headings directly inside one `section` node, each as a section definition.
+fn section_setext_headings(node: Node, children: &[Node], src: &[u8], defs: &mut Vec<DefHit>) {
     if node.kind() != "section" {
         return;
     }

@@ -1,6 +1,9 @@
 //! The language table: one row per language — grammar, `.scm` query files and the few
-//! mappings the generic extractor needs. Adding a language is one row here plus one query
-//! file in `queries/`. This module compiles queries and knows nothing about entities.
+//! mappings the generic extractor needs. Adding a language takes its grammar crate in
+//! `Cargo.toml`, one row here (extensions included) and its query file(s) in `queries/`
+//! (JavaScript and TypeScript share `ecma.scm`); the extractor and the chunker need no change
+//! unless the language has a doc style they do not know. This module compiles queries and
+//! knows nothing about entities.
 
 use std::sync::OnceLock;
 

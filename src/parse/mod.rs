@@ -36,6 +36,7 @@ pub enum EntityKind {
 }
 
 impl EntityKind {
+    /// The kind's name in tables and payloads.
     pub fn as_str(self) -> &'static str {
         match self {
             EntityKind::Module => "module",
@@ -47,6 +48,7 @@ impl EntityKind {
         }
     }
 
+    /// The kind named `s`, if any.
     pub fn parse(s: &str) -> Option<EntityKind> {
         [
             Self::Module,
@@ -88,6 +90,7 @@ pub struct Span {
 }
 
 impl Span {
+    /// Whether `other` lies within this span.
     pub fn contains(&self, other: &Span) -> bool {
         self.start_byte <= other.start_byte && other.end_byte <= self.end_byte
     }
@@ -163,6 +166,7 @@ pub struct ParseIssue {
     pub message: String,
 }
 
+/// What went wrong reading one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IssueKind {
@@ -191,6 +195,7 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
+    /// Lines in the file.
     pub fn line_count(&self) -> usize {
         self.text.lines().count()
     }

@@ -44,6 +44,7 @@ impl SignatureViews {
         out
     }
 
+    /// No signature view has a vector (lexical or older generations).
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
@@ -106,14 +107,17 @@ pub struct LoadedGeneration {
 }
 
 impl LoadedGeneration {
+    /// A full generation: chunk and signature-view vectors can be searched.
     pub fn has_vectors(&self) -> bool {
         self.manifest.kind == GenerationKind::Full
     }
 
+    /// The entity with id `id`.
     pub fn entity(&self, id: &str) -> Option<&Entity> {
         self.by_id.get(id).map(|&i| &self.entities[i])
     }
 
+    /// Entities whose own name is `name`.
     pub fn entities_named(&self, name: &str) -> impl Iterator<Item = &Entity> {
         self.by_name
             .get(name)
@@ -122,6 +126,7 @@ impl LoadedGeneration {
             .map(|&i| &self.entities[i])
     }
 
+    /// The chunk with id `id`.
     pub fn chunk(&self, id: &str) -> Option<&ChunkRow> {
         self.chunk_index(id).map(|i| &self.chunks[i])
     }
@@ -252,6 +257,7 @@ pub struct GenerationCache {
 }
 
 impl GenerationCache {
+    /// A cache over the store in `store_dir`; nothing is opened until asked.
     pub fn new(store_dir: PathBuf) -> Self {
         GenerationCache {
             store: Store::at(&store_dir),
@@ -261,10 +267,12 @@ impl GenerationCache {
         }
     }
 
+    /// The store the cache reads.
     pub fn store(&self) -> &Store {
         &self.store
     }
 
+    /// The folder holding the store.
     pub fn store_dir(&self) -> &std::path::Path {
         &self.store_dir
     }

@@ -3,17 +3,17 @@
 //! `trace` and `semantic_search` are the focused follow-ups. Every payload carries the
 //! freshness of the generation it came from. Retrieval never builds and never writes.
 
-pub mod context;
-pub mod files;
+pub(crate) mod context;
+pub(crate) mod files;
 pub mod freshness;
 pub mod generation;
 pub mod payload;
-pub mod plan;
+pub(crate) mod plan;
 pub mod profile;
-pub mod question;
-pub mod rank;
-pub mod resolve;
-pub mod sufficiency;
+pub(crate) mod question;
+pub(crate) mod rank;
+pub(crate) mod resolve;
+pub(crate) mod sufficiency;
 pub mod tokens;
 
 use std::collections::HashMap;
@@ -32,7 +32,8 @@ use self::payload::{
 use self::plan::QueryPlan;
 pub use self::profile::Direction;
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
-use self::rank::{Hit, Ranking, RetrievalMode};
+pub use self::rank::{Evidence, RetrievalMode};
+use self::rank::{Hit, Ranking};
 use self::resolve::Resolved;
 use crate::config::Config;
 use crate::embed::Embedder;
@@ -71,6 +72,7 @@ pub struct QueryRequest {
 }
 
 impl QueryRequest {
+    /// A request with the contract's `query` defaults.
     pub fn new(query: impl Into<String>) -> Self {
         QueryRequest {
             query: query.into(),
@@ -133,6 +135,7 @@ pub struct Retriever {
 }
 
 impl Retriever {
+    /// A retriever over the store in `store_dir`; the model loads on the first question that needs it.
     pub fn new(store_dir: PathBuf, config: Config) -> Self {
         Retriever {
             cache: GenerationCache::new(store_dir),
@@ -143,6 +146,7 @@ impl Retriever {
         }
     }
 
+    /// Whether this retriever never uses the vector plane.
     pub fn is_lexical_only(&self) -> bool {
         self.lexical_only
     }
@@ -153,10 +157,12 @@ impl Retriever {
         self
     }
 
+    /// The configuration it ranks with.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    /// The current generation (reopened when `current` changes).
     pub async fn generation(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
         self.cache.current().await
     }

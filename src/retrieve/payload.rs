@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::context::Section;
 use super::freshness::Freshness;
 use super::profile::Direction;
-use super::rank::{Evidence, RetrievalMode};
+use super::{Evidence, RetrievalMode};
 
 /// Leaves a `false` flag out of a payload.
 fn is_false(flag: &bool) -> bool {

@@ -91,6 +91,7 @@ pub struct ResponseProfile {
 }
 
 impl ResponseProfile {
+    /// The profile of an answer to `action` for `task` at `verbosity`.
     pub fn new(action: Action, task: TaskType, verbosity: Verbosity) -> Self {
         let include_source = match action {
             Action::Search | Action::Trace => false,

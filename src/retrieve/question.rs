@@ -48,8 +48,6 @@ pub struct Frame {
 #[derive(Debug, Clone)]
 pub struct Question {
     pub text: String,
-    /// The question without its code blocks and tracebacks (where its messages are quoted).
-    pub prose: String,
     pub shape: QueryShape,
     /// Words as written (whitespace-separated).
     pub word_count: usize,
@@ -121,7 +119,6 @@ impl Question {
             long: word_count > LONG_WORDS || !code.trim().is_empty(),
             words: search_words(text),
             about_tests: asks_about_tests(text),
-            prose: prose.clone(),
             shape,
             names: Vec::new(),
             defined_here: BTreeSet::new(),
@@ -431,7 +428,7 @@ mod tests {
             ]
         );
         assert!(q.long);
-        assert_eq!(q.prose.trim(), "golden-section search fails");
+        assert_eq!(split_code(&q.text).0.trim(), "golden-section search fails");
     }
 
     #[test]
@@ -456,7 +453,7 @@ mod tests {
             code_names.contains(&"retrieve_sam") && code_names.contains(&"ModelChain"),
             "{code_names:?}"
         );
-        assert_eq!(q.prose.trim(), "Summing fails for one row");
+        assert_eq!(split_code(&q.text).0.trim(), "Summing fails for one row");
     }
 
     #[test]

@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use super::generation::LoadedGeneration;
 use super::plan::QueryPlan;
+pub use super::question::QueryShape;
 use super::question::{Origin, Question, message_fragments};
-pub use super::question::{QueryShape, query_shape};
 use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
@@ -706,6 +706,7 @@ fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieve::question::query_shape;
 
     #[test]
     fn query_shapes() {

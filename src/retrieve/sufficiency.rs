@@ -1,9 +1,11 @@
 //! The sufficiency score: how safe it is to answer from the returned context alone, in
-//! [0, 1]. It multiplies two things an agent can act on: *confidence* that the top entity is
-//! what was asked for (the definition is named in the query; the lexical and vector legs agree;
-//! its lead over the runner-up), and *coverage* of what the task template planned for this
-//! verbosity (sections dropped for budget lower it; never raise it). See
-//! `docs/sufficiency.md` for the calibration against the evaluation data.
+//! [0, 1]. It is *confidence* that the top entity is what was asked for — read off how many
+//! ranking legs (full text, chunk vectors, signature views) put it first or in their top
+//! three, and whether an identifier query names it uncontested; the lead over the runner-up is
+//! not used — scaled by *coverage* of what the task template planned for this verbosity:
+//! `confidence × (0.7 + 0.3 × coverage)`, so sections dropped for budget lower it and nothing
+//! raises it. See `docs/sufficiency.md` for the calibration against the evaluation data. This
+//! module scores; it never ranks or packs.
 
 use serde::Serialize;
 

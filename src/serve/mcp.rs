@@ -19,6 +19,7 @@ use super::service::Service;
 use super::tools::{self, LEGACY};
 use crate::error::KnowcodeError;
 
+/// The rmcp handler: lists the tools and routes calls to the [`Service`].
 #[derive(Clone)]
 pub struct McpServer {
     /// The service, or why it could not be configured (answered to every call).
@@ -27,6 +28,7 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// A server over `service`; when the configuration is invalid every call answers its error. `legacy` also lists the five flat tools.
     pub fn new(service: Result<Service, KnowcodeError>, legacy: bool) -> Self {
         McpServer {
             service: service.map(Arc::new),

@@ -6,10 +6,10 @@
 //! the MCP transport itself.
 
 pub mod contract;
-pub mod jobs;
+pub(crate) mod jobs;
 pub mod mcp;
 pub mod rest;
 pub mod service;
-pub mod stdio_guard;
+pub(crate) mod stdio_guard;
 pub mod telemetry;
 pub mod tools;

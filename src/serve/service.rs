@@ -136,6 +136,7 @@ pub struct Service {
 }
 
 impl Service {
+    /// The service for the repository at `root`, with its `aimodels.yaml`.
     pub fn new(root: PathBuf) -> Result<Service, KnowcodeError> {
         let config = Config::load(&root)?;
         let store = Store::at(&root);
@@ -148,10 +149,12 @@ impl Service {
         })
     }
 
+    /// The served root.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The configuration loaded at start.
     pub fn config(&self) -> &Config {
         &self.config
     }

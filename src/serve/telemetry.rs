@@ -60,6 +60,7 @@ pub fn known_name(name: &str, known: &[&str]) -> String {
     }
 }
 
+/// The telemetry file of one store.
 pub struct Telemetry {
     dir: PathBuf,
     lock: Mutex<()>,
@@ -81,6 +82,7 @@ impl Telemetry {
         }
     }
 
+    /// The live telemetry file.
     pub fn path(&self) -> PathBuf {
         self.dir.join(FILE)
     }

@@ -21,6 +21,7 @@ pub enum GenerationKind {
 }
 
 impl GenerationKind {
+    /// The kind's name in the manifest and payloads.
     pub fn as_str(self) -> &'static str {
         match self {
             GenerationKind::Lexical => "lexical",
@@ -29,6 +30,7 @@ impl GenerationKind {
     }
 }
 
+/// What a generation holds, counted at build time.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     pub files: usize,
@@ -51,6 +53,7 @@ pub struct Counts {
     pub views_reused: usize,
 }
 
+/// The model a generation's vectors were made with: queries must use the same.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddingInfo {
     pub model_id: String,
@@ -82,6 +85,7 @@ impl FileRecord {
     }
 }
 
+/// A file the build skipped or read with problems, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileIssue {
     pub path: String,
@@ -90,6 +94,7 @@ pub struct FileIssue {
     pub message: String,
 }
 
+/// What a generation records about itself (`manifest.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub schema_version: u32,
@@ -107,9 +112,11 @@ pub struct Manifest {
     pub issues: Vec<FileIssue>,
 }
 
+/// The manifest's file name inside a generation.
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 impl Manifest {
+    /// Reads the manifest of the generation in `dir`.
     pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
         let text = std::fs::read_to_string(dir.join(MANIFEST_FILE))?;
         Ok(serde_json::from_str(&text)?)

@@ -5,9 +5,9 @@
 //! previous generation current. One build at a time holds `lock` (an OS file lock, released
 //! if the process dies). Readers open whatever `current` names and never write.
 
-pub mod legacy;
+pub(crate) mod legacy;
 pub mod manifest;
-pub mod read;
+pub(crate) mod read;
 pub mod tables;
 
 use std::fs::File;
@@ -63,6 +63,7 @@ impl Store {
         }
     }
 
+    /// The `.knowcode` folder.
     pub fn base(&self) -> &Path {
         &self.base
     }
@@ -74,6 +75,7 @@ impl Store {
         (!id.is_empty()).then(|| id.to_string())
     }
 
+    /// The folder of a published generation.
     pub fn generation_dir(&self, id: &str) -> PathBuf {
         self.base.join(GENERATIONS).join(id)
     }
@@ -158,23 +160,21 @@ impl Store {
 
     /// Total bytes under `.knowcode`.
     pub fn disk_bytes(&self) -> u64 {
-        fn walk(path: &Path) -> u64 {
-            let Ok(meta) = std::fs::symlink_metadata(path) else {
-                return 0;
+        let mut total = 0;
+        let mut pending = vec![self.base.clone()];
+        while let Some(path) = pending.pop() {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
             };
             if !meta.is_dir() {
-                return meta.len();
+                total += meta.len();
+                continue;
             }
-            std::fs::read_dir(path)
-                .map(|entries| {
-                    entries
-                        .filter_map(|e| e.ok())
-                        .map(|e| walk(&e.path()))
-                        .sum()
-                })
-                .unwrap_or(0)
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+            }
         }
-        walk(&self.base)
+        total
     }
 
     /// The manifest of the current generation, or `missing_knowledge_store`.

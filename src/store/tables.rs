@@ -23,8 +23,11 @@ use crate::graph::{Edge, EdgeKind, Resolution};
 use crate::parse::{Entity, EntityKind, Span};
 use crate::text::code_search_text;
 
+/// Table of definitions (one row per entity, with its signature-view vector).
 pub const ENTITIES: &str = "entities";
+/// Table of graph edges.
 pub const EDGES: &str = "edges";
+/// Table of chunks (text, search text, vector).
 pub const CHUNKS: &str = "chunks";
 const LANCE_DIR: &str = "lance";
 
@@ -36,6 +39,7 @@ fn u32f(name: &str) -> Field {
     Field::new(name, DataType::UInt32, false)
 }
 
+/// Opens the LanceDB database of a generation folder.
 pub async fn connect(generation_dir: &Path) -> lancedb::Result<lancedb::Connection> {
     let path = generation_dir.join(LANCE_DIR);
     lancedb::connect(&path.to_string_lossy()).execute().await
@@ -302,6 +306,7 @@ pub struct RowCounts {
     pub views: usize,
 }
 
+/// Row counts of a generation's tables (validation before publication).
 pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
     let db = connect(dir).await?;
     let count = |name: &'static str| {

@@ -69,6 +69,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// The reason's name in the report's skip counts.
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::Merge => "merge",

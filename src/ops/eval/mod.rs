@@ -53,6 +53,7 @@ pub enum Ranking {
 }
 
 impl Ranking {
+    /// The ranking's name in the report.
     pub fn as_str(self) -> &'static str {
         match self {
             Ranking::Answer => "answer",
