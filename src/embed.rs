@@ -12,7 +12,6 @@ use fastembed::{
 
 use crate::config::{Config, onnxruntime_library};
 use crate::error::{ErrorCode, KnowcodeError};
-use crate::store::manifest::EmbeddingInfo;
 
 /// Files a model folder must hold.
 pub const MODEL_FILES: [&str; 5] = [
@@ -48,6 +47,15 @@ pub fn init_onnxruntime() -> Result<ort::environment::Environment, KnowcodeError
             .map_err(|e| unavailable(format!("cannot start ONNX Runtime: {e}")))
     });
     result.clone()
+}
+
+/// The model a generation's vectors were made with: queries must use the same (recorded in
+/// the manifest).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EmbeddingInfo {
+    pub model_id: String,
+    pub dimension: usize,
+    pub max_length: usize,
 }
 
 /// What the configured model produces: the identity an index's vectors must share with it.

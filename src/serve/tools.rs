@@ -203,6 +203,18 @@ mod tests {
     }
 
     #[test]
+    fn the_full_query_defaults_are_query_arguments_within_their_range() {
+        for (name, value) in FULL_QUERY_DEFAULTS {
+            let spec = contract::action_spec(RETRIEVE, "query").unwrap();
+            let used = spec.args.iter().find(|u| u.param.name == *name).unwrap();
+            let contract::Rule::Integer { min, max, .. } = used.rule else {
+                panic!("{name} is not an integer argument");
+            };
+            assert!((min..=max).contains(value), "{name}");
+        }
+    }
+
+    #[test]
     fn every_action_is_in_its_tools_enum_and_the_surface_stays_small() {
         for tool in tool_list(false) {
             let listed = tool.input_schema["properties"]["action"]["enum"].clone();

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::embed::EmbeddingInfo;
+
 use crate::parse::IssueKind;
 use crate::walk::SkippedFile;
 
@@ -51,14 +53,6 @@ pub struct Counts {
     pub views_embedded: usize,
     #[serde(default)]
     pub views_reused: usize,
-}
-
-/// The model a generation's vectors were made with: queries must use the same.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EmbeddingInfo {
-    pub model_id: String,
-    pub dimension: usize,
-    pub max_length: usize,
 }
 
 /// Per-file state recorded at build time.

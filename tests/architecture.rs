@@ -1,0 +1,158 @@
+//! The dependency rule of `docs/ARCHITECTURE.md`, checked against the code: each top-level
+//! module may name (`crate::<module>`) only the modules below it. Comments and string
+//! literals are not code and are skipped.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Each module and the modules it may use. Layers, bottom up: foundation (`error`, `text`,
+/// `config`); the build stages in pipeline order (`walk → parse → graph → chunk → embed →
+/// store`), each using only earlier stages; `index`, which drives them; `retrieve`, which
+/// reads what `store` published and never builds; then the two top layers: `ops` (operating
+/// an index) and `serve` (the surfaces). `serve` calls into `ops`; `ops` knows of `serve`
+/// only its contract (`doctor --mcp` is a client of the tools and needs their names).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("text", &[]),
+    ("config", &["error"]),
+    ("walk", &["error", "text", "config"]),
+    ("parse", &["error", "text", "config", "walk"]),
+    ("graph", &["error", "text", "config", "walk", "parse"]),
+    (
+        "chunk",
+        &["error", "text", "config", "walk", "parse", "graph"],
+    ),
+    (
+        "embed",
+        &["error", "text", "config", "walk", "parse", "graph", "chunk"],
+    ),
+    (
+        "store",
+        &[
+            "error", "text", "config", "walk", "parse", "graph", "chunk", "embed",
+        ],
+    ),
+    (
+        "index",
+        &[
+            "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store",
+        ],
+    ),
+    (
+        "retrieve",
+        &[
+            "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store",
+        ],
+    ),
+    (
+        "ops",
+        &[
+            "error",
+            "text",
+            "config",
+            "walk",
+            "parse",
+            "graph",
+            "chunk",
+            "embed",
+            "store",
+            "index",
+            "retrieve",
+            "serve::contract",
+        ],
+    ),
+    (
+        "serve",
+        &[
+            "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store",
+            "index", "retrieve", "ops",
+        ],
+    ),
+];
+
+/// The line without its `//` comment and with string literals emptied.
+fn code_of(line: &str) -> String {
+    let mut code = String::new();
+    let mut in_string = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if in_string => {
+                chars.next();
+            }
+            '"' => in_string = !in_string,
+            '/' if !in_string && chars.peek() == Some(&'/') => break,
+            _ if !in_string => code.push(c),
+            _ => {}
+        }
+    }
+    code
+}
+
+/// Every `crate::<module>[::<submodule>]` a source tree names in code.
+fn used_modules(dir: &Path) -> BTreeSet<(String, String)> {
+    let pattern = regex::Regex::new(r"\bcrate::([a-z_]+)(?:::([a-z_]+))?").unwrap();
+    let mut used = BTreeSet::new();
+    let files: Vec<_> = if dir.is_dir() {
+        walk_rs(dir)
+    } else {
+        vec![dir.with_extension("rs")]
+    };
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in text.lines() {
+            for capture in pattern.captures_iter(&code_of(line)) {
+                let module = capture[1].to_string();
+                let sub = capture.get(2).map_or("", |m| m.as_str()).to_string();
+                used.insert((module, sub));
+            }
+        }
+    }
+    used
+}
+
+fn walk_rs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_uses_only_the_layers_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut violations = Vec::new();
+    for (module, allowed) in ALLOWED {
+        for (used, sub) in used_modules(&src.join(module)) {
+            let ok = used == *module
+                || allowed.contains(&used.as_str())
+                || allowed.contains(&format!("{used}::{sub}").as_str());
+            if !ok {
+                violations.push(format!("{module} uses crate::{used}::{sub}"));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+#[test]
+fn the_rule_covers_every_module_of_the_crate() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let declared: BTreeSet<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|l| l.trim_end_matches(';'))
+        .collect();
+    let ruled: BTreeSet<&str> = ALLOWED.iter().map(|(m, _)| *m).collect();
+    assert_eq!(declared, ruled);
+}
