@@ -262,15 +262,7 @@ fn render(
             ordered.dedup();
             let callers: Vec<String> = ordered.into_iter().map(|(_, caller)| caller).collect();
             if callers.is_empty() {
-                let unresolved = generation
-                    .edges
-                    .iter()
-                    .filter(|e| {
-                        e.kind == EdgeKind::Calls
-                            && e.target.is_none()
-                            && e.target_name == entity.name
-                    })
-                    .count();
+                let unresolved = generation.unresolved_calls_named(&entity.name);
                 if unresolved == 0 || entity.kind.is_file_level() {
                     return None;
                 }

@@ -112,6 +112,14 @@ impl LoadedGeneration {
         self.manifest.kind == GenerationKind::Full
     }
 
+    /// Calls to `name` that no definition was resolved for (who might be a caller).
+    pub fn unresolved_calls_named(&self, name: &str) -> usize {
+        self.edges
+            .iter()
+            .filter(|e| e.kind == EdgeKind::Calls && e.target.is_none() && e.target_name == name)
+            .count()
+    }
+
     /// The entity with id `id`.
     pub fn entity(&self, id: &str) -> Option<&Entity> {
         self.by_id.get(id).map(|&i| &self.entities[i])

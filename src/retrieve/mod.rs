@@ -514,15 +514,7 @@ impl Retriever {
         match direction {
             Direction::Callees => payload.unresolved = unresolved,
             Direction::Callers => {
-                let maybe = generation
-                    .edges
-                    .iter()
-                    .filter(|e| {
-                        e.kind == EdgeKind::Calls
-                            && e.target.is_none()
-                            && e.target_name == entity.name
-                    })
-                    .count();
+                let maybe = generation.unresolved_calls_named(&entity.name);
                 payload.unresolved_calls_with_this_name = (maybe > 0).then_some(maybe);
             }
         }

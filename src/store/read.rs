@@ -38,35 +38,38 @@ impl ChunkTable {
     /// Chunk ids matching `words` in the full-text index, best first (at most `limit`).
     /// `words` must be plain words: quotes, parentheses and operators are query syntax.
     pub async fn full_text(&self, words: &str, limit: usize) -> anyhow::Result<Vec<String>> {
-        let batches: Vec<RecordBatch> = self
+        let query = self
             .table
             .query()
-            .full_text_search(FullTextSearchQuery::new(words.to_string()))
-            .select(Select::columns(&["id"]))
-            .limit(limit)
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        ids_of(&batches)
+            .full_text_search(FullTextSearchQuery::new(words.to_string()));
+        best_ids(query, limit).await
     }
 
     /// Ids of the chunks with a vector nearest to `vector` (cosine), best first.
     pub async fn nearest(&self, vector: &[f32], limit: usize) -> anyhow::Result<Vec<String>> {
-        let batches: Vec<RecordBatch> = self
+        let query = self
             .table
             .query()
             .nearest_to(vector)?
             .distance_type(DistanceType::Cosine)
-            .only_if("has_vector = true")
-            .select(Select::columns(&["id"]))
-            .limit(limit)
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        ids_of(&batches)
+            .only_if("has_vector = true");
+        best_ids(query, limit).await
     }
+}
+
+/// The `id` column of a search's first `limit` rows, in the search's order.
+async fn best_ids(
+    query: impl QueryBase + ExecutableQuery,
+    limit: usize,
+) -> anyhow::Result<Vec<String>> {
+    let batches: Vec<RecordBatch> = query
+        .select(Select::columns(&["id"]))
+        .limit(limit)
+        .execute()
+        .await?
+        .try_collect()
+        .await?;
+    ids_of(&batches)
 }
 
 fn ids_of(batches: &[RecordBatch]) -> anyhow::Result<Vec<String>> {
