@@ -152,6 +152,39 @@ impl KnowcodeError {
     }
 }
 
+/// A failure reading or writing a generation's files and tables. Build stages wrap it in
+/// [`BuildError`] (naming the stage); readers turn it into `store_corrupt`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Lance(#[from] lancedb::Error),
+    #[error(transparent)]
+    Arrow(#[from] arrow_schema::ArrowError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("the system clock is before 1970: {0}")]
+    Clock(#[from] std::time::SystemTimeError),
+    /// A table, column or value that is not as this version writes it.
+    #[error("{0}")]
+    Layout(String),
+}
+
+/// Why a repository could not be walked at all (single unreadable files are skipped, not
+/// errors).
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A bad `--ignore` glob or ignore file.
+    #[error("{0}")]
+    Ignore(#[from] ignore::Error),
+}
+
+/// The result of a store operation.
+pub type StoreResult<T> = Result<T, StoreError>;
+
 /// Errors of the build pipeline, each naming the stage that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -172,8 +205,11 @@ pub enum BuildError {
 
 impl BuildError {
     /// Wraps a failure as having happened in `stage` (for `map_err`).
-    pub fn at(stage: Stage) -> impl FnOnce(anyhow::Error) -> BuildError {
-        move |source| BuildError::Stage { stage, source }
+    pub fn at<E: Into<anyhow::Error>>(stage: Stage) -> impl FnOnce(E) -> BuildError {
+        move |source| BuildError::Stage {
+            stage,
+            source: source.into(),
+        }
     }
 
     /// The catalogue entry for this failure.

@@ -4,6 +4,7 @@
 //! symlinks are followed only to regular files inside the root. This stage reads files and
 //! never parses them or writes anything.
 
+use crate::error::WalkError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -111,7 +112,7 @@ pub fn walk(
     root: &Path,
     options: &WalkOptions,
     supported: &(dyn Fn(&str) -> bool + Sync),
-) -> anyhow::Result<WalkOutput> {
+) -> Result<WalkOutput, WalkError> {
     let root = root.canonicalize()?;
     let (candidates, mut skipped) = list_candidates(&root, options)?;
     let mut output = WalkOutput::default();
@@ -145,7 +146,7 @@ pub fn stat_files(
     root: &Path,
     options: &WalkOptions,
     supported: &(dyn Fn(&str) -> bool + Sync),
-) -> anyhow::Result<BTreeMap<String, FileState>> {
+) -> Result<BTreeMap<String, FileState>, WalkError> {
     let root = root.canonicalize()?;
     let (candidates, _) = list_candidates(&root, options)?;
     Ok(candidates
@@ -165,7 +166,7 @@ fn extension_of(rel: &str) -> String {
 
 type Candidates = (Vec<(String, PathBuf)>, Vec<SkippedFile>);
 
-fn list_candidates(root: &Path, options: &WalkOptions) -> anyhow::Result<Candidates> {
+fn list_candidates(root: &Path, options: &WalkOptions) -> Result<Candidates, WalkError> {
     let mut overrides = OverrideBuilder::new(root);
     for glob in &options.ignore_globs {
         overrides.add(&format!("!{glob}"))?;

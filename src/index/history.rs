@@ -312,7 +312,7 @@ pub fn collect(root: &Path, files: &BTreeSet<String>) -> Result<History, Knowcod
 }
 
 /// Writes the history into a generation folder.
-pub fn write(dir: &Path, history: &History) -> anyhow::Result<()> {
+pub fn write(dir: &Path, history: &History) -> crate::error::StoreResult<()> {
     crate::store::write_synced(&dir.join(HISTORY_FILE), &serde_json::to_vec(history)?)
 }
 

@@ -4,6 +4,7 @@
 //! overall score and recommendations. `build` stores it in the generation; `preflight`
 //! computes it without writing.
 
+use crate::error::StoreResult;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -211,7 +212,7 @@ pub fn card(report: &Value) -> String {
 }
 
 /// Writes `report` into a generation folder being staged.
-pub fn write(generation_dir: &Path, report: &Value) -> anyhow::Result<()> {
+pub fn write(generation_dir: &Path, report: &Value) -> StoreResult<()> {
     crate::store::write_synced(
         &generation_dir.join(REPORT_FILE),
         serde_json::to_string(report)?.as_bytes(),
@@ -219,7 +220,7 @@ pub fn write(generation_dir: &Path, report: &Value) -> anyhow::Result<()> {
 }
 
 /// The report a generation stored, as the `inspect quality` payload.
-pub fn read(generation_dir: &Path) -> anyhow::Result<Value> {
+pub fn read(generation_dir: &Path) -> StoreResult<Value> {
     Ok(serde_json::from_str(&std::fs::read_to_string(
         generation_dir.join(REPORT_FILE),
     )?)?)

@@ -16,6 +16,7 @@ use super::generation::LoadedGeneration;
 use super::plan::QueryPlan;
 pub use super::question::QueryShape;
 use super::question::{Origin, Question, message_fragments};
+use crate::error::StoreResult;
 use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
@@ -165,7 +166,7 @@ pub async fn rank(
         },
     );
     let mut errors = Vec::new();
-    let mut candidates = |leg: &str, result: anyhow::Result<Vec<String>>| {
+    let mut candidates = |leg: &str, result: StoreResult<Vec<String>>| {
         result.unwrap_or_else(|e| {
             errors.push(format!("{leg} search failed: {e}"));
             Vec::new()
@@ -653,7 +654,7 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
     }
 }
 
-async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<Vec<String>> {
+async fn fts_leg(generation: &LoadedGeneration, query: &str) -> StoreResult<Vec<String>> {
     // Words only: quotes, parentheses and operators would be read as query syntax.
     let text: String = code_search_text(query)
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -667,7 +668,7 @@ async fn fts_leg(generation: &LoadedGeneration, query: &str) -> anyhow::Result<V
 }
 
 /// Chunk ids nearest to the query vector (cosine).
-async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> anyhow::Result<Vec<String>> {
+async fn vector_leg(generation: &LoadedGeneration, vector: &[f32]) -> StoreResult<Vec<String>> {
     generation.chunk_table.nearest(vector, CANDIDATES).await
 }
 

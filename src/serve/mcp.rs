@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::service::Service;
 use super::tools::{self, LEGACY};
-use crate::error::KnowcodeError;
+use crate::error::{ErrorCode, KnowcodeError};
 
 /// The rmcp handler: lists the tools and routes calls to the [`Service`].
 #[derive(Clone)]
@@ -113,10 +113,16 @@ impl ServerHandler for McpServer {
 pub async fn serve_stdio(
     service: Result<Service, KnowcodeError>,
     legacy: bool,
-) -> anyhow::Result<()> {
+) -> Result<(), KnowcodeError> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        KnowcodeError::new(ErrorCode::Internal, format!("MCP server {what}: {e}"))
+    };
     let server = McpServer::new(service, legacy);
     let transport = super::stdio_guard::guard(tokio::io::stdin(), tokio::io::stdout());
-    let running = server.serve(transport).await?;
-    running.waiting().await?;
+    let running = server
+        .serve(transport)
+        .await
+        .map_err(|e| failed("did not start", &e))?;
+    running.waiting().await.map_err(|e| failed("stopped", &e))?;
     Ok(())
 }

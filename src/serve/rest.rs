@@ -247,11 +247,10 @@ pub fn serve(
     service: Arc<Service>,
     address: &str,
     runtime: tokio::runtime::Handle,
-) -> anyhow::Result<()> {
-    let server = Arc::new(
-        tiny_http::Server::http(address)
-            .map_err(|e| anyhow::anyhow!("cannot listen on {address}: {e}"))?,
-    );
+) -> Result<(), KnowcodeError> {
+    let server = Arc::new(tiny_http::Server::http(address).map_err(|e| {
+        KnowcodeError::invalid_argument("--host/--port", format!("cannot listen on {address}: {e}"))
+    })?);
     tracing::info!("REST API on http://{address}/api/v1/ (OpenAPI at /openapi.json)");
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {

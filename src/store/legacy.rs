@@ -81,7 +81,7 @@ pub async fn materialise(
     store_dir: &Path,
     into: &Path,
     max_chunk_tokens: usize,
-) -> anyhow::Result<String> {
+) -> crate::error::StoreResult<String> {
     let knowledge: Knowledge =
         serde_json::from_slice(&std::fs::read(store_dir.join(KNOWLEDGE_JSON))?)?;
     let id = knowledge

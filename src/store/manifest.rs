@@ -1,6 +1,7 @@
 //! The manifest of a generation: what was built, by whom, with which model, from which file
 //! states. Freshness compares the working tree against `files`; doctor checks the rest.
 
+use crate::error::StoreResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -111,13 +112,13 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 
 impl Manifest {
     /// Reads the manifest of the generation in `dir`.
-    pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
+    pub fn read(dir: &Path) -> StoreResult<Manifest> {
         let text = std::fs::read_to_string(dir.join(MANIFEST_FILE))?;
         Ok(serde_json::from_str(&text)?)
     }
 
     /// Writes and fsyncs the manifest into a (staging) generation folder.
-    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+    pub fn write(&self, dir: &Path) -> StoreResult<()> {
         let path = dir.join(MANIFEST_FILE);
         let json = serde_json::to_vec_pretty(self)?;
         super::write_synced(&path, &json)

@@ -10,6 +10,7 @@ pub mod manifest;
 pub(crate) mod read;
 pub mod tables;
 
+use crate::error::StoreResult;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,14 +26,14 @@ const GENERATIONS: &str = "generations";
 const STAGING: &str = "staging";
 
 /// Writes a file and fsyncs it.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub fn write_synced(path: &Path, bytes: &[u8]) -> StoreResult<()> {
     let mut file = File::create(path)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     Ok(())
 }
 
-fn sync_dir(dir: &Path) -> anyhow::Result<()> {
+fn sync_dir(dir: &Path) -> StoreResult<()> {
     File::open(dir)?.sync_all()?;
     Ok(())
 }
@@ -82,14 +83,13 @@ impl Store {
 
     /// Takes the build lock or says who holds it.
     pub fn lock(&self) -> Result<StoreLock, BuildError> {
-        std::fs::create_dir_all(&self.base)
-            .map_err(|e| BuildError::at(crate::error::Stage::Store)(e.into()))?;
+        std::fs::create_dir_all(&self.base).map_err(BuildError::at(crate::error::Stage::Store))?;
         let file = File::options()
             .create(true)
             .truncate(false)
             .write(true)
             .open(self.base.join(LOCK))
-            .map_err(|e| BuildError::at(crate::error::Stage::Store)(e.into()))?;
+            .map_err(BuildError::at(crate::error::Stage::Store))?;
         match file.try_lock() {
             Ok(()) => Ok(StoreLock { _file: file }),
             Err(_) => Err(BuildError::Locked(self.base.clone())),
@@ -97,7 +97,7 @@ impl Store {
     }
 
     /// Starts a generation in a fresh staging folder. Ids sort by creation time.
-    pub fn begin(&self) -> anyhow::Result<Staging> {
+    pub fn begin(&self) -> StoreResult<Staging> {
         let millis = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)?
             .as_millis();
@@ -113,7 +113,7 @@ impl Store {
     }
 
     /// Moves a validated staging folder into place and points `current` at it.
-    pub fn publish(&self, staging: Staging) -> anyhow::Result<String> {
+    pub fn publish(&self, staging: Staging) -> StoreResult<String> {
         let generations = self.base.join(GENERATIONS);
         std::fs::create_dir_all(&generations)?;
         let target = generations.join(&staging.id);
@@ -141,7 +141,7 @@ impl Store {
 
     /// Removes staging leftovers (only call under the lock) and all but the newest `keep`
     /// generations; the current one is never removed.
-    pub fn clean(&self, keep: usize) -> anyhow::Result<()> {
+    pub fn clean(&self, keep: usize) -> StoreResult<()> {
         let staging = self.base.join(STAGING);
         if staging.exists() {
             std::fs::remove_dir_all(&staging)?;

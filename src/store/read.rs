@@ -3,6 +3,7 @@
 //! LanceDB ([`ChunkTable`]: full text and nearest vectors over chunks) answering with chunk
 //! ids. Retrieval never sees a LanceDB handle or an Arrow batch; this module never ranks.
 
+use crate::error::StoreResult;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -37,7 +38,7 @@ pub struct ChunkTable {
 impl ChunkTable {
     /// Chunk ids matching `words` in the full-text index, best first (at most `limit`).
     /// `words` must be plain words: quotes, parentheses and operators are query syntax.
-    pub async fn full_text(&self, words: &str, limit: usize) -> anyhow::Result<Vec<String>> {
+    pub async fn full_text(&self, words: &str, limit: usize) -> StoreResult<Vec<String>> {
         let query = self
             .table
             .query()
@@ -46,7 +47,7 @@ impl ChunkTable {
     }
 
     /// Ids of the chunks with a vector nearest to `vector` (cosine), best first.
-    pub async fn nearest(&self, vector: &[f32], limit: usize) -> anyhow::Result<Vec<String>> {
+    pub async fn nearest(&self, vector: &[f32], limit: usize) -> StoreResult<Vec<String>> {
         let query = self
             .table
             .query()
@@ -61,7 +62,7 @@ impl ChunkTable {
 async fn best_ids(
     query: impl QueryBase + ExecutableQuery,
     limit: usize,
-) -> anyhow::Result<Vec<String>> {
+) -> StoreResult<Vec<String>> {
     let batches: Vec<RecordBatch> = query
         .select(Select::columns(&["id"]))
         .limit(limit)
@@ -72,7 +73,7 @@ async fn best_ids(
     ids_of(&batches)
 }
 
-fn ids_of(batches: &[RecordBatch]) -> anyhow::Result<Vec<String>> {
+fn ids_of(batches: &[RecordBatch]) -> StoreResult<Vec<String>> {
     let mut ids = Vec::new();
     for batch in batches {
         let column: &StringArray = col(batch, "id")?;
@@ -92,7 +93,7 @@ pub struct GenerationTables {
 }
 
 /// Opens and decodes the tables of the generation in `dir`.
-pub async fn open(dir: &Path) -> anyhow::Result<GenerationTables> {
+pub async fn open(dir: &Path) -> StoreResult<GenerationTables> {
     let db = tables::connect(dir).await?;
     let table = db.open_table(CHUNKS).execute().await?;
     Ok(GenerationTables {
@@ -116,7 +117,7 @@ const CHUNK_COLUMNS: &[&str] = &[
     "text",
 ];
 
-async fn read_chunk_rows(table: &lancedb::Table) -> anyhow::Result<Vec<ChunkRow>> {
+async fn read_chunk_rows(table: &lancedb::Table) -> StoreResult<Vec<ChunkRow>> {
     let batches: Vec<RecordBatch> = table
         .query()
         .select(Select::columns(CHUNK_COLUMNS))

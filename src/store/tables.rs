@@ -4,6 +4,7 @@
 //! Writes happen once per generation, in one batch per table (no version pile-up); reads
 //! decode whole tables back into the pipeline's types.
 
+use crate::error::{StoreError, StoreResult};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ pub async fn connect(generation_dir: &Path) -> lancedb::Result<lancedb::Connecti
     lancedb::connect(&path.to_string_lossy()).execute().await
 }
 
-fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> anyhow::Result<RecordBatch> {
+fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> StoreResult<RecordBatch> {
     let mut fields = vec![
         utf8("id", false),
         utf8("parent", true),
@@ -120,10 +121,9 @@ fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> anyhow::Resul
         Arc::new(view_hashes),
     ];
     if let Some(views) = views {
-        anyhow::ensure!(
-            views.rows.len() == entities.len(),
-            "entity/vector count mismatch"
-        );
+        if views.rows.len() != entities.len() {
+            return Err(StoreError::Layout("entity/vector count mismatch".into()));
+        }
         push_vector_columns(&mut fields, &mut columns, views)?;
     }
     Ok(RecordBatch::try_new(
@@ -132,7 +132,7 @@ fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> anyhow::Resul
     )?)
 }
 
-fn edges_batch(edges: &[Edge]) -> anyhow::Result<RecordBatch> {
+fn edges_batch(edges: &[Edge]) -> StoreResult<RecordBatch> {
     let schema = Schema::new(vec![
         utf8("source", false),
         utf8("target", true),
@@ -180,13 +180,18 @@ fn push_vector_columns(
     fields: &mut Vec<Field>,
     columns: &mut Vec<Arc<dyn Array>>,
     vectors: &Vectors,
-) -> anyhow::Result<()> {
+) -> StoreResult<()> {
     let dim = vectors.dimension;
     let mut flat = Vec::with_capacity(vectors.rows.len() * dim);
     for row in vectors.rows {
         match row {
             Some(v) if v.len() == dim => flat.extend_from_slice(v),
-            Some(v) => anyhow::bail!("vector of dimension {} where {dim} was expected", v.len()),
+            Some(v) => {
+                return Err(StoreError::Layout(format!(
+                    "vector of dimension {} where {dim} was expected",
+                    v.len()
+                )));
+            }
             None => flat.extend(std::iter::repeat_n(0.0, dim)),
         }
     }
@@ -210,7 +215,7 @@ fn push_vector_columns(
     Ok(())
 }
 
-fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<RecordBatch> {
+fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> StoreResult<RecordBatch> {
     let mut fields = vec![
         utf8("id", false),
         utf8("entity_id", false),
@@ -246,10 +251,9 @@ fn chunks_batch(chunks: &[Chunk], vectors: Option<&Vectors>) -> anyhow::Result<R
         s(|c| &c.content_hash),
     ];
     if let Some(vectors) = vectors {
-        anyhow::ensure!(
-            vectors.rows.len() == chunks.len(),
-            "chunk/vector count mismatch"
-        );
+        if vectors.rows.len() != chunks.len() {
+            return Err(StoreError::Layout("chunk/vector count mismatch".into()));
+        }
         push_vector_columns(&mut fields, &mut columns, vectors)?;
     }
     Ok(RecordBatch::try_new(
@@ -266,7 +270,7 @@ pub async fn write_tables(
     chunks: &[Chunk],
     vectors: Option<&Vectors<'_>>,
     views: Option<&Vectors<'_>>,
-) -> anyhow::Result<()> {
+) -> StoreResult<()> {
     let db = connect(dir).await?;
     let entities_table = db
         .create_table(ENTITIES, entities_batch(entities, views)?)
@@ -307,7 +311,7 @@ pub struct RowCounts {
 }
 
 /// Row counts of a generation's tables (validation before publication).
-pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
+pub async fn row_counts(dir: &Path) -> StoreResult<RowCounts> {
     let db = connect(dir).await?;
     let count = |name: &'static str| {
         let db = db.clone();
@@ -323,11 +327,11 @@ pub async fn row_counts(dir: &Path) -> anyhow::Result<RowCounts> {
 }
 
 /// Whether a table carries a vector column (a `full` generation).
-async fn has_vector_column(table: &lancedb::Table) -> anyhow::Result<bool> {
+async fn has_vector_column(table: &lancedb::Table) -> StoreResult<bool> {
     Ok(table.schema().await?.field_with_name("vector").is_ok())
 }
 
-async fn count_vectors(table: &lancedb::Table) -> anyhow::Result<usize> {
+async fn count_vectors(table: &lancedb::Table) -> StoreResult<usize> {
     if !has_vector_column(table).await? {
         return Ok(0);
     }
@@ -338,7 +342,7 @@ async fn read_all(
     db: &lancedb::Connection,
     table: &str,
     columns: Option<&[&str]>,
-) -> anyhow::Result<Vec<RecordBatch>> {
+) -> StoreResult<Vec<RecordBatch>> {
     let table = db.open_table(table).execute().await?;
     let mut query = table.query();
     if let Some(columns) = columns {
@@ -347,11 +351,11 @@ async fn read_all(
     Ok(query.execute().await?.try_collect().await?)
 }
 
-pub(super) fn col<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> anyhow::Result<&'a T> {
+pub(super) fn col<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> StoreResult<&'a T> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| anyhow::anyhow!("column `{name}` missing or of the wrong type"))
+        .ok_or_else(|| StoreError::Layout(format!("column `{name}` missing or of the wrong type")))
 }
 
 fn opt_str(array: &StringArray, i: usize) -> Option<String> {
@@ -361,7 +365,7 @@ fn opt_str(array: &StringArray, i: usize) -> Option<String> {
 /// `hash of the embedded text → vector` of every chunk and signature view that has one, for
 /// reuse by the next build. Generations written before signature views existed yield chunk
 /// vectors only.
-pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>>> {
+pub async fn read_vectors(dir: &Path) -> StoreResult<HashMap<String, Vec<f32>>> {
     let db = connect(dir).await?;
     let mut out = HashMap::new();
     for (table, hash_column) in [(CHUNKS, "content_hash"), (ENTITIES, "view_hash")] {
@@ -374,7 +378,7 @@ pub async fn read_vectors(dir: &Path) -> anyhow::Result<HashMap<String, Vec<f32>
 /// written before signature views existed).
 pub async fn read_signature_views(
     db: &lancedb::Connection,
-) -> anyhow::Result<HashMap<String, Vec<f32>>> {
+) -> StoreResult<HashMap<String, Vec<f32>>> {
     let mut out = HashMap::new();
     vectors_by(db, ENTITIES, "id", &mut out).await?;
     Ok(out)
@@ -387,7 +391,7 @@ async fn vectors_by(
     table: &str,
     key: &str,
     out: &mut HashMap<String, Vec<f32>>,
-) -> anyhow::Result<()> {
+) -> StoreResult<()> {
     let handle = db.open_table(table).execute().await?;
     let schema = handle.schema().await?;
     if schema.field_with_name(key).is_err() || schema.field_with_name("vector").is_err() {
@@ -411,7 +415,7 @@ fn collect_vectors(
     batch: &RecordBatch,
     hash_column: &str,
     out: &mut HashMap<String, Vec<f32>>,
-) -> anyhow::Result<()> {
+) -> StoreResult<()> {
     let hashes: &StringArray = col(batch, hash_column)?;
     let has: &BooleanArray = col(batch, "has_vector")?;
     let vectors: &FixedSizeListArray = col(batch, "vector")?;
@@ -421,7 +425,7 @@ fn collect_vectors(
             let floats = values
                 .as_any()
                 .downcast_ref::<Float32Array>()
-                .ok_or_else(|| anyhow::anyhow!("vector is not f32"))?;
+                .ok_or_else(|| StoreError::Layout("vector is not f32".into()))?;
             out.insert(hashes.value(i).to_string(), floats.values().to_vec());
         }
     }
@@ -450,7 +454,7 @@ const ENTITY_COLUMNS: &[&str] = &[
 ];
 
 /// Every entity of a generation.
-pub async fn read_entities(db: &lancedb::Connection) -> anyhow::Result<Vec<Entity>> {
+pub async fn read_entities(db: &lancedb::Connection) -> StoreResult<Vec<Entity>> {
     let mut out = Vec::new();
     for batch in read_all(db, ENTITIES, Some(ENTITY_COLUMNS)).await? {
         let s = |name| col::<StringArray>(&batch, name);
@@ -484,7 +488,7 @@ pub async fn read_entities(db: &lancedb::Connection) -> anyhow::Result<Vec<Entit
                 id: id.value(i).to_string(),
                 parent: opt_str(parent, i),
                 kind: EntityKind::parse(kind.value(i))
-                    .ok_or_else(|| anyhow::anyhow!("unknown entity kind"))?,
+                    .ok_or_else(|| StoreError::Layout("unknown entity kind".into()))?,
                 subkind: opt_str(subkind, i),
                 name: name.value(i).to_string(),
                 qualified_name: qualified.value(i).to_string(),
@@ -509,7 +513,7 @@ pub async fn read_entities(db: &lancedb::Connection) -> anyhow::Result<Vec<Entit
 }
 
 /// Every edge of a generation.
-pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
+pub async fn read_edges(db: &lancedb::Connection) -> StoreResult<Vec<Edge>> {
     let mut out = Vec::new();
     for batch in read_all(db, EDGES, None).await? {
         let s = |name| col::<StringArray>(&batch, name);
@@ -529,11 +533,11 @@ pub async fn read_edges(db: &lancedb::Connection) -> anyhow::Result<Vec<Edge>> {
                 target: opt_str(target, i),
                 target_name: target_name.value(i).to_string(),
                 kind: EdgeKind::parse(kind.value(i))
-                    .ok_or_else(|| anyhow::anyhow!("unknown edge kind"))?,
+                    .ok_or_else(|| StoreError::Layout("unknown edge kind".into()))?,
                 path: path.value(i).to_string(),
                 line: line.value(i),
                 resolution: Resolution::parse(resolution.value(i))
-                    .ok_or_else(|| anyhow::anyhow!("unknown resolution"))?,
+                    .ok_or_else(|| StoreError::Layout("unknown resolution".into()))?,
                 candidates: candidates.value(i),
             });
         }
