@@ -25,6 +25,9 @@ pub const MODEL_FILES: [&str; 5] = [
 /// Test hook: embedding any text containing this value fails, to prove batch isolation
 /// (a fault the real model cannot be made to produce on demand).
 const FAIL_ENV: &str = "KNOWCODE_TEST_EMBED_FAIL_ON";
+/// Test hook: embedding a question containing this value panics, to prove a panic in
+/// inference neither kills the server nor poisons later questions.
+const PANIC_ENV: &str = "KNOWCODE_TEST_EMBED_PANIC_ON";
 
 /// The process's one ONNX Runtime environment (ort allows a single one; it must stay alive).
 static ORT: OnceLock<Result<ort::environment::Environment, KnowcodeError>> = OnceLock::new();
@@ -114,6 +117,7 @@ pub struct Embedder {
     info: EmbeddingInfo,
     batch_size: usize,
     fail_on: Option<String>,
+    panic_on: Option<String>,
 }
 
 fn read(dir: &Path, file: &str) -> Result<Vec<u8>, KnowcodeError> {
@@ -158,6 +162,7 @@ impl Embedder {
             info: configured_info(config),
             batch_size: config.embedding.batch_size,
             fail_on: std::env::var(FAIL_ENV).ok().filter(|v| !v.is_empty()),
+            panic_on: std::env::var(PANIC_ENV).ok().filter(|v| !v.is_empty()),
         };
         let probe = embedder.embed_query("dimension probe")?;
         if probe.len() != config.embedding.dimension {
@@ -180,6 +185,9 @@ impl Embedder {
 
     /// Embeds one query text.
     pub fn embed_query(&mut self, text: &str) -> Result<Vec<f32>, KnowcodeError> {
+        if let Some(marker) = &self.panic_on {
+            assert!(!text.contains(marker.as_str()), "injected inference panic");
+        }
         let mut out = self.model.embed([text], Some(1)).map_err(|e| {
             KnowcodeError::new(ErrorCode::Internal, format!("embedding failed: {e}"))
         })?;

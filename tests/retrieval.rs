@@ -648,3 +648,46 @@ fn a_many_entity_answer_spans_files_instead_of_filling_up_with_one() {
         "{files:?}"
     );
 }
+
+#[test]
+fn a_panic_while_embedding_a_question_leaves_later_questions_on_the_vector_plane() {
+    let repo = indexed("python");
+    let dir = tempfile::tempdir().unwrap();
+    let batch = dir.path().join("questions.jsonl");
+    std::fs::write(
+        &batch,
+        "{\"id\":\"boom\",\"query\":\"apply a discount BOOM_MARKER\"}\n\
+         {\"id\":\"calm\",\"query\":\"apply a percentage discount\"}\n",
+    )
+    .unwrap();
+    let store = repo.path().to_str().unwrap();
+    let out = knowcode(
+        &[
+            "query",
+            "--batch",
+            batch.to_str().unwrap(),
+            "--store",
+            store,
+            "--verbosity",
+            "standard",
+        ],
+        &[("KNOWCODE_TEST_EMBED_PANIC_ON", "BOOM_MARKER")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (boom, calm) = (&answers[0]["payload"], &answers[1]["payload"]);
+    assert_eq!(boom["retrieval_mode"], "lexical", "{boom}");
+    assert!(
+        boom["errors"][0].as_str().unwrap().starts_with("internal"),
+        "{boom}"
+    );
+    assert_eq!(calm["retrieval_mode"], "hybrid", "{calm}");
+    assert!(calm.get("errors").is_none(), "{calm}");
+}

@@ -34,7 +34,8 @@ pub fn knowcode(args: &[&str], envs: &[(&str, &str)]) -> Output {
     command
         .args(args)
         .env_remove("KNOWCODE_FAIL_STAGE")
-        .env_remove("KNOWCODE_TEST_EMBED_FAIL_ON");
+        .env_remove("KNOWCODE_TEST_EMBED_FAIL_ON")
+        .env_remove("KNOWCODE_TEST_EMBED_PANIC_ON");
     for (key, value) in envs {
         command.env(key, value);
     }
