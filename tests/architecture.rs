@@ -1,6 +1,7 @@
 //! The dependency rule of `docs/ARCHITECTURE.md`, checked against the code: each top-level
 //! module may name (`crate::<module>`) only the modules below it. Comments and string
-//! literals are not code and are skipped.
+//! literals are not code and are skipped. Also: only `store/` talks to LanceDB and Arrow, and
+//! library functions return typed errors (no `String` errors, no public `anyhow::Result`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -155,4 +156,50 @@ fn the_rule_covers_every_module_of_the_crate() {
         .collect();
     let ruled: BTreeSet<&str> = ALLOWED.iter().map(|(m, _)| *m).collect();
     assert_eq!(declared, ruled);
+}
+
+/// Every library source file (not the binary's `main.rs` and `cli.rs`), with its path.
+fn library_files() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    walk_rs(&src)
+        .into_iter()
+        .filter(|p| !p.ends_with("main.rs") && !p.ends_with("cli.rs"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let name = p.strip_prefix(&src).unwrap().display().to_string();
+            (name, text)
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_store_reads_lancedb_and_arrow() {
+    let pattern = regex::Regex::new(r"\b(lancedb|arrow_array|arrow_schema)::").unwrap();
+    let offenders: Vec<String> = library_files()
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("store/") && name != "error.rs")
+        .filter(|(_, text)| text.lines().any(|l| pattern.is_match(&code_of(l))))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(offenders.is_empty(), "{offenders:?}");
+}
+
+#[test]
+fn library_errors_are_typed() {
+    let string_error = regex::Regex::new(r"Result<[^;{]*,\s*String>").unwrap();
+    let public_anyhow =
+        regex::Regex::new(r"pub(\([a-z]+\))?\s+(async\s+)?fn[^{;]*anyhow::Result").unwrap();
+    let mut offenders = Vec::new();
+    for (name, text) in library_files() {
+        let code: String = text.lines().map(|l| code_of(l) + "\n").collect();
+        if string_error.is_match(&code) {
+            offenders.push(format!("{name}: a String error"));
+        }
+        if public_anyhow.is_match(&code) {
+            offenders.push(format!(
+                "{name}: a public function returning anyhow::Result"
+            ));
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
 
-use crate::error::{BuildError, KnowcodeError};
+use crate::error::{BuildError, ErrorCode, KnowcodeError};
 use crate::index::{self, IndexOptions, IndexSummary, NoProgress};
 
 /// Quiet time after the last event before a rebuild starts.
@@ -94,16 +94,29 @@ pub fn watch(
     stop: Arc<AtomicBool>,
     build_first: bool,
     on_build: impl Fn(usize, Result<IndexSummary, KnowcodeError>),
-) -> anyhow::Result<()> {
+) -> Result<(), KnowcodeError> {
+    let cannot = |what: &str, e: &dyn std::fmt::Display| {
+        KnowcodeError::new(
+            ErrorCode::Internal,
+            format!("cannot watch {}: {what}: {e}", options.root.display()),
+        )
+    };
     let (tx, events) = std::sync::mpsc::channel();
     let mut watcher = notify::recommended_watcher(move |event| {
         let _ = tx.send(event);
-    })?;
-    let root = options.root.canonicalize()?;
-    watcher.watch(&root, RecursiveMode::Recursive)?;
+    })
+    .map_err(|e| cannot("no file watcher", &e))?;
+    let root = options
+        .root
+        .canonicalize()
+        .map_err(|e| cannot("the folder", &e))?;
+    watcher
+        .watch(&root, RecursiveMode::Recursive)
+        .map_err(|e| cannot("subscribing to changes", &e))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(|e| cannot("no runtime", &e))?;
     if build_first {
         on_build(0, rebuild(&runtime, &options, &stop));
     }
@@ -124,7 +137,7 @@ pub fn spawn_logging(options: IndexOptions) -> Arc<AtomicBool> {
             Err(e) => tracing::warn!("watch: rebuild failed [{}]: {}", e.code.as_str(), e),
         });
         if let Err(e) = result {
-            tracing::warn!("watch stopped: {e:#}");
+            tracing::warn!("watch stopped: {e}");
         }
     });
     stop
