@@ -4,6 +4,12 @@
 use sha2::{Digest, Sha256};
 
 /// A short, stable content hash (first 16 bytes of SHA-256, hex).
+/// Hash of a file's bytes as read (what freshness compares when mtimes differ: a fresh
+/// checkout, a `touch`, an index built on another machine).
+pub fn bytes_hash(bytes: &[u8]) -> String {
+    hex::encode(&Sha256::digest(bytes)[..16])
+}
+
 pub fn content_hash(parts: &[&str]) -> String {
     let mut hasher = Sha256::new();
     for part in parts {

@@ -84,11 +84,15 @@ pub struct SourceFile {
     pub lossy: bool,
 }
 
-/// What freshness compares: size and modification time (plus the content hash for reuse).
+/// What freshness compares: size and modification time, and the bytes' hash when they differ.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileState {
     pub size: u64,
     pub mtime_ns: i64,
+    /// Hash of the bytes (`text::bytes_hash`), when the file was read; `stat_files` does not
+    /// read files and leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
 }
 
 /// A file the walk left out, and why.
@@ -271,6 +275,7 @@ fn load_file(
     if looks_binary(&bytes) {
         return Err(skip(SkipReason::Binary));
     }
+    let content_hash = crate::text::bytes_hash(&bytes);
     let (text, lossy) = match String::from_utf8(bytes) {
         Ok(text) => (text, false),
         Err(err) => (String::from_utf8_lossy(err.as_bytes()).into_owned(), true),
@@ -281,7 +286,10 @@ fn load_file(
     Ok(SourceFile {
         rel_path: rel.to_string(),
         text,
-        state: file_state(&meta),
+        state: FileState {
+            content_hash: Some(content_hash),
+            ..file_state(&meta)
+        },
         lossy,
     })
 }
@@ -304,6 +312,7 @@ pub fn file_state(meta: &std::fs::Metadata) -> FileState {
     FileState {
         size: meta.len(),
         mtime_ns,
+        content_hash: None,
     }
 }
 

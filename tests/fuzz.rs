@@ -64,6 +64,7 @@ fn run_pipeline(name: &str, bytes: &[u8]) {
         state: FileState {
             size: bytes.len() as u64,
             mtime_ns: 0,
+            content_hash: None,
         },
         lossy,
     };

@@ -405,6 +405,35 @@ fn freshness_reports_edits_additions_and_deletions() {
 }
 
 #[test]
+fn a_file_rewritten_with_the_same_bytes_is_not_staleness_but_a_same_size_edit_is() {
+    let repo = copy_fixture("python");
+    index_json(repo.path(), &["--no-embed"]);
+    let path = repo.path().join("shop/pricing.py");
+    let original = std::fs::read(&path).unwrap();
+    let past_the_cache = || std::thread::sleep(std::time::Duration::from_millis(2100));
+    past_the_cache();
+    std::fs::write(&path, &original).unwrap(); // a checkout or a touch: new mtime, same bytes
+    let touched = query(repo.path(), "apply_discount", &[]);
+    assert_eq!(
+        touched["freshness"]["is_stale"], false,
+        "{}",
+        touched["freshness"]
+    );
+    let mut edited = original.clone();
+    let letter = edited.iter().position(|b| *b == b'a').unwrap();
+    edited[letter] = b'b';
+    past_the_cache();
+    std::fs::write(&path, &edited).unwrap();
+    let stale = query(repo.path(), "apply_discount", &[]);
+    assert_eq!(
+        stale["freshness"]["is_stale"], true,
+        "{}",
+        stale["freshness"]
+    );
+    assert_eq!(stale["freshness"]["changed"], 1, "{}", stale["freshness"]);
+}
+
+#[test]
 fn a_lexical_generation_answers_and_says_so() {
     let repo = copy_fixture("python");
     index_json(repo.path(), &["--no-embed"]);

@@ -1,9 +1,11 @@
 //! Freshness: does the current generation lag the working tree? Compares sizes and mtimes
-//! with the manifest's file states (never re-hashes), lists added and deleted files, and
-//! says when the vector plane is missing. Results are cached for two seconds per store.
+//! with the manifest's file states; a file whose mtime moved but whose size did not is read
+//! and its bytes' hash compared with the manifest's (once per change), so a fresh checkout or
+//! a `touch` is not staleness. Lists added and deleted files, and says when the vector plane
+//! is missing. Results are cached for two seconds per store.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,8 @@ use serde::Serialize;
 use super::generation::LoadedGeneration;
 use crate::parse::languages::is_supported;
 use crate::store::GenerationKind;
-use crate::walk::{self, WalkOptions};
+use crate::store::manifest::FileRecord;
+use crate::walk::{self, FileState, WalkOptions};
 
 const CACHE_FOR: Duration = Duration::from_secs(2);
 
@@ -40,6 +43,10 @@ fn is_zero(n: &usize) -> bool {
 }
 
 type CacheEntry = (Instant, String, Freshness);
+/// `file → (size, mtime, bytes' hash)` of files whose mtime moved since they were indexed, so
+/// each is read once per change rather than once per check.
+type HashMemo = HashMap<PathBuf, (u64, i64, String)>;
+static HASHES: LazyLock<Mutex<HashMemo>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 static CACHE: LazyLock<Mutex<HashMap<PathBuf, CacheEntry>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
@@ -65,6 +72,38 @@ pub fn invalidate() {
     CACHE.lock().expect("freshness cache").clear();
 }
 
+/// A working-tree file is the one indexed when size and mtime match, or — when only the mtime
+/// moved (a fresh checkout, a `touch`, an index built on another machine) — when its bytes
+/// hash to what the manifest recorded.
+fn unchanged(root: &Path, rel: &str, record: &FileRecord, state: &FileState) -> bool {
+    if record.size != state.size {
+        return false;
+    }
+    if record.mtime_ns == state.mtime_ns {
+        return true;
+    }
+    let Some(indexed) = &record.content_hash else {
+        return false;
+    };
+    current_hash(&root.join(rel), state).is_some_and(|hash| hash == *indexed)
+}
+
+/// The hash of a file's bytes now, read once per (size, mtime).
+fn current_hash(path: &Path, state: &FileState) -> Option<String> {
+    let mut memo = HASHES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((size, mtime, hash)) = memo.get(path)
+        && (*size, *mtime) == (state.size, state.mtime_ns)
+    {
+        return Some(hash.clone());
+    }
+    let hash = crate::text::bytes_hash(&std::fs::read(path).ok()?);
+    memo.insert(
+        path.to_path_buf(),
+        (state.size, state.mtime_ns, hash.clone()),
+    );
+    Some(hash)
+}
+
 fn compute(generation: &LoadedGeneration) -> Freshness {
     let manifest = &generation.manifest;
     let options = WalkOptions {
@@ -81,7 +120,7 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
     for (path, state) in &tree {
         newest_ns = newest_ns.max(state.mtime_ns);
         match manifest.files.get(path) {
-            Some(record) if record.size == state.size && record.mtime_ns == state.mtime_ns => {}
+            Some(record) if unchanged(&generation.root, path, record, state) => {}
             Some(_) => changed += 1,
             None if skipped.contains(path.as_str()) => {}
             None => added += 1,

@@ -65,7 +65,10 @@ fn parsed_file(store_dir: &Path, path: &str, entities: Vec<Entity>) -> Option<Pa
         path: path.to_string(),
         language: language.spec,
         text: String::from_utf8_lossy(&bytes).into_owned(),
-        state: file_state(&absolute)?,
+        state: FileState {
+            content_hash: Some(crate::text::bytes_hash(&bytes)),
+            ..file_state(&absolute)?
+        },
         entities,
         calls: Vec::new(),
         imports: Vec::new(),

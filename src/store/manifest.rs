@@ -65,6 +65,9 @@ pub struct FileRecord {
     pub entities: usize,
     /// References written in this file that could not be resolved.
     pub unresolved: u32,
+    /// Hash of the file's bytes when indexed (absent in manifests written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
 }
 
 impl FileRecord {
@@ -76,6 +79,7 @@ impl FileRecord {
             language: file.language.name.to_string(),
             entities: file.entities.len(),
             unresolved,
+            content_hash: file.state.content_hash.clone(),
         }
     }
 }
