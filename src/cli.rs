@@ -174,9 +174,30 @@ pub struct StoreArgs {
     /// The folder holding the index (`.knowcode/`).
     #[arg(long, default_value = ".")]
     pub store: PathBuf,
+    /// The working tree the answers are about, when the index was built from another
+    /// checkout (a team's shared index): freshness compares with it. Default: the tree the
+    /// index was built from.
+    #[arg(long)]
+    pub root: Option<PathBuf>,
     /// Print exactly the payload the MCP tool returns.
     #[arg(long)]
     pub json: bool,
+}
+
+impl StoreArgs {
+    /// `--root`, checked to be a folder and made absolute.
+    fn working_tree(&self) -> Result<Option<PathBuf>, KnowcodeError> {
+        let Some(root) = &self.root else {
+            return Ok(None);
+        };
+        match root.canonicalize() {
+            Ok(path) if path.is_dir() => Ok(Some(path)),
+            _ => Err(KnowcodeError::invalid_argument(
+                "--root",
+                format!("{} is not a folder", root.display()),
+            )),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -391,7 +412,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Telemetry(args) => run_telemetry(args),
         Command::Inspect(args) => {
             let root = knowcode::serve::service::resolve_root(Some(&args.store.store))?;
-            let service = knowcode::serve::service::Service::new(root)?;
+            let mut service = knowcode::serve::service::Service::new(root)?;
+            if let Some(tree) = args.store.working_tree()? {
+                service = service.with_working_tree(tree);
+            }
             let mut arguments = serde_json::Map::new();
             arguments.insert("action".into(), serde_json::json!(args.action));
             if let Some(target) = args.target {
@@ -585,7 +609,11 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
 
 fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
     let config = Config::load(&store.store)?;
-    Ok(Retriever::new(store.store.clone(), config))
+    let retriever = Retriever::new(store.store.clone(), config);
+    Ok(match store.working_tree()? {
+        Some(root) => retriever.with_working_tree(root),
+        None => retriever,
+    })
 }
 
 fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) {
@@ -613,7 +641,8 @@ fn print_payload<T: serde::Serialize>(result: Result<T, KnowcodeError>, json: bo
 
 /// Prints a failure: the error object on stdout with `--json`, the code, message and hint on
 /// stderr always.
-fn report_error(err: &KnowcodeError, json: bool) -> ExitCode {
+/// Prints a typed error (as `{error, code, hint}` on stdout too with `--json`); exit code 1.
+pub fn report_error(err: &KnowcodeError, json: bool) -> ExitCode {
     if json {
         println!("{}", err.to_json());
     }

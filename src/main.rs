@@ -17,6 +17,8 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = cli::Cli::parse();
+    // Whether errors are wanted as JSON on stdout too (every `--json` command's contract).
+    let json = std::env::args().skip(1).any(|arg| arg == "--json");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -29,9 +31,12 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(cli::run(cli)) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
+        Err(err) => match err.downcast_ref::<knowcode::error::KnowcodeError>() {
+            Some(known) => cli::report_error(known, json),
+            None => {
+                eprintln!("error: {err:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }

@@ -434,6 +434,58 @@ fn a_file_rewritten_with_the_same_bytes_is_not_staleness_but_a_same_size_edit_is
 }
 
 #[test]
+fn an_index_built_from_another_checkout_reports_freshness_for_the_root_it_is_read_with() {
+    let built = copy_fixture("python");
+    index_json(built.path(), &["--no-embed"]);
+    let checkout = copy_fixture("python"); // the same files, later mtimes, no index
+    let (store, root) = (
+        built.path().to_str().unwrap(),
+        checkout.path().to_str().unwrap(),
+    );
+    let at_root = |extra: &[&str]| {
+        let mut args = vec!["--root", root];
+        args.extend_from_slice(extra);
+        query(built.path(), "apply_discount", &args)
+    };
+    let same = at_root(&[]);
+    assert_eq!(
+        same["freshness"]["is_stale"], false,
+        "{}",
+        same["freshness"]
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2100)); // past the freshness cache
+    std::fs::write(
+        checkout.path().join("shop/extra.py"),
+        "def extra():\n    pass\n",
+    )
+    .unwrap();
+    let added = at_root(&[]);
+    assert_eq!(
+        added["freshness"]["is_stale"], true,
+        "{}",
+        added["freshness"]
+    );
+    assert_eq!(added["freshness"]["added"], 1, "{}", added["freshness"]);
+    let at_build = query(built.path(), "apply_discount", &[]);
+    assert_eq!(
+        at_build["freshness"]["is_stale"], false,
+        "{}",
+        at_build["freshness"]
+    );
+    let (ok, refused) = cli_json(&[
+        "query",
+        "x",
+        "--store",
+        store,
+        "--root",
+        "/no/such/folder",
+        "--json",
+    ]);
+    assert!(!ok);
+    assert_eq!(refused["code"], "invalid_argument", "{refused}");
+}
+
+#[test]
 fn a_lexical_generation_answers_and_says_so() {
     let repo = copy_fixture("python");
     index_json(repo.path(), &["--no-embed"]);

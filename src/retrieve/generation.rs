@@ -205,14 +205,19 @@ impl LoadedGeneration {
         out.join("\n")
     }
 
-    async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedGeneration> {
+    async fn load(
+        store: &Store,
+        id: &str,
+        working_tree: Option<&std::path::Path>,
+    ) -> anyhow::Result<LoadedGeneration> {
         let dir = store.generation_dir(id);
         let manifest = Manifest::read(&dir)?;
         let tables = crate::store::read::open(&dir).await?;
+        let root = working_tree.map_or_else(|| PathBuf::from(&manifest.root), |w| w.to_path_buf());
         let mut generation = LoadedGeneration {
             id: id.to_string(),
             dir: dir.clone(),
-            root: PathBuf::from(&manifest.root),
+            root,
             manifest,
             chunk_table: tables.chunk_table,
             signature_views: SignatureViews::new(tables.signature_views),
@@ -260,6 +265,9 @@ pub struct GenerationCache {
     store: Store,
     store_dir: PathBuf,
     loaded: Mutex<Option<Arc<LoadedGeneration>>>,
+    /// The working tree answers are about, when it is not the tree the index was built from
+    /// (an index shared by a team, read from another checkout): freshness compares with it.
+    working_tree: Option<PathBuf>,
     /// The legacy flat store, materialised once (its temporary folder lives here).
     legacy: tokio::sync::OnceCell<(tempfile::TempDir, Arc<LoadedGeneration>)>,
 }
@@ -271,8 +279,15 @@ impl GenerationCache {
             store: Store::at(&store_dir),
             store_dir,
             loaded: Mutex::new(None),
+            working_tree: None,
             legacy: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// Generations opened from now on describe `root` instead of the tree they were built from.
+    pub fn set_working_tree(&mut self, root: PathBuf) {
+        self.working_tree = Some(root);
+        *self.loaded.lock().expect("cache lock") = None;
     }
 
     /// The store the cache reads.
@@ -302,7 +317,7 @@ impl GenerationCache {
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
             }
-            match LoadedGeneration::load(&self.store, &id).await {
+            match LoadedGeneration::load(&self.store, &id, self.working_tree.as_deref()).await {
                 Ok(generation) => {
                     let generation = Arc::new(generation);
                     *self.loaded.lock().expect("cache lock") = Some(generation.clone());
@@ -334,7 +349,12 @@ impl GenerationCache {
                     crate::config::IndexConfig::default().max_chunk_tokens,
                 )
                 .await?;
-                let generation = LoadedGeneration::load(&Store::at(dir.path()), &id).await?;
+                let generation = LoadedGeneration::load(
+                    &Store::at(dir.path()),
+                    &id,
+                    self.working_tree.as_deref(),
+                )
+                .await?;
                 anyhow::Ok((dir, Arc::new(generation)))
             })
             .await

@@ -151,6 +151,13 @@ impl Retriever {
         self.lexical_only
     }
 
+    /// Answers describe the working tree at `root` (freshness compares with it) rather than
+    /// the tree the index was built from: an index built elsewhere, read from this checkout.
+    pub fn with_working_tree(mut self, root: PathBuf) -> Self {
+        self.cache.set_working_tree(root);
+        self
+    }
+
     /// This retriever ranks on the lexical plane only and never loads the model.
     pub fn lexical_only(mut self) -> Self {
         self.lexical_only = true;
