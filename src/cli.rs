@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// Also rebuild on every change (like `knowcode watch`).
     #[arg(long)]
     pub watch: bool,
+    /// The working tree answers are about when the store was built from another checkout
+    /// (freshness compares with it).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -156,6 +160,10 @@ pub struct McpArgs {
     /// Also list the predecessor's five flat tools (deprecated).
     #[arg(long)]
     pub legacy_tools: bool,
+    /// The working tree answers are about when the store was built from another checkout
+    /// (freshness compares with it).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -187,16 +195,31 @@ pub struct StoreArgs {
 impl StoreArgs {
     /// `--root`, checked to be a folder and made absolute.
     fn working_tree(&self) -> Result<Option<PathBuf>, KnowcodeError> {
-        let Some(root) = &self.root else {
-            return Ok(None);
-        };
-        match root.canonicalize() {
-            Ok(path) if path.is_dir() => Ok(Some(path)),
-            _ => Err(KnowcodeError::invalid_argument(
-                "--root",
-                format!("{} is not a folder", root.display()),
-            )),
-        }
+        working_tree(self.root.as_deref(), false)
+    }
+}
+
+/// A `--root` argument checked to be a folder and made absolute. `--watch` rebuilds the served
+/// repository's own index, so it is refused beside a `--root` naming another tree.
+fn working_tree(
+    root: Option<&std::path::Path>,
+    watch: bool,
+) -> Result<Option<PathBuf>, KnowcodeError> {
+    let Some(root) = root else {
+        return Ok(None);
+    };
+    if watch {
+        return Err(KnowcodeError::invalid_argument(
+            "--root",
+            "cannot be combined with --watch (which rebuilds the served store from its own tree)",
+        ));
+    }
+    match root.canonicalize() {
+        Ok(path) if path.is_dir() => Ok(Some(path)),
+        _ => Err(KnowcodeError::invalid_argument(
+            "--root",
+            format!("{} is not a folder", root.display()),
+        )),
     }
 }
 
@@ -359,8 +382,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Build(args) => run_index(args, true).await,
         Command::Mcp(args) => {
             let root = knowcode::serve::service::resolve_root(args.store.as_deref())?;
+            let tree = working_tree(args.root.as_deref(), args.watch)?;
             // A bad aimodels.yaml must not stop the server: each call reports it instead.
-            let service = knowcode::serve::service::Service::new(root.clone());
+            let service =
+                knowcode::serve::service::Service::new(root.clone()).map(|service| match tree {
+                    Some(tree) => service.with_working_tree(tree),
+                    None => service,
+                });
             if let Err(e) = &service {
                 tracing::error!("{}: every call will answer {}", e.message, e.code.as_str());
             }
@@ -521,7 +549,11 @@ impl Drop for WatchGuard {
 
 async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let root = knowcode::serve::service::resolve_root(Some(&args.store))?;
-    let service = std::sync::Arc::new(knowcode::serve::service::Service::new(root.clone())?);
+    let mut service = knowcode::serve::service::Service::new(root.clone())?;
+    if let Some(tree) = working_tree(args.root.as_deref(), args.watch)? {
+        service = service.with_working_tree(tree);
+    }
+    let service = std::sync::Arc::new(service);
     let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
     let address = format!("{}:{}", args.host, args.port);
     if !(args.host == "127.0.0.1" || args.host == "localhost" || args.host == "::1") {

@@ -1,7 +1,8 @@
 """The promises an agent acts on, each pinned through the official MCP SDK against the real binary.
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
-Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config.
+Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config,
+shared_root.
 """
 
 import asyncio
@@ -262,6 +263,27 @@ async def bad_config():
         ]:
             failed = await error(s.session, tool, "invalid_config", **arguments)
             assert "sufficiency_threshold" in failed["error"], failed
+
+
+async def shared_root():
+    """A store built from one checkout, served for another (`--root`): freshness is the
+    other tree's; identical files are current, an added one is not; `--watch` is refused."""
+    async with Server() as s:
+        assert (await finished_job(s.session, action="build", no_embed=True))["state"] == "succeeded"
+    clone = REPO.rstrip("/") + "-clone"
+    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(".knowcode"))
+    async with Server("--root", clone) as s:
+        fresh = await ok(s.session, "knowcode_inspect", action="freshness")
+        assert fresh["is_stale"] is False, fresh
+        with open(os.path.join(clone, "shop", "extra.py"), "w") as f:
+            f.write("def extra():\n    pass\n")
+        await asyncio.sleep(2.1)  # past the freshness cache
+        answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+        assert answer["freshness"]["is_stale"] is True and answer["freshness"]["added"] == 1, answer
+    refused = subprocess.run([BIN, "mcp", "--store", REPO, "--root", clone, "--watch"],
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert refused.returncode != 0 and "--root" in refused.stderr, refused.stderr
+    shutil.rmtree(clone)
 
 
 asyncio.run(globals()[SCENARIO]())

@@ -43,3 +43,8 @@ fn a_panicking_job_ends_failed_and_the_next_can_start() {
 fn a_bad_config_answers_invalid_config_on_every_call() {
     scenario("bad_config");
 }
+
+#[test]
+fn a_store_built_elsewhere_reports_freshness_for_the_served_root() {
+    scenario("shared_root");
+}
