@@ -19,7 +19,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GenerationKind {
+    /// Tables and full text only: written first, or when the model is unavailable.
     Lexical,
+    /// With chunk and signature-view vectors.
     Full,
 }
 
@@ -36,22 +38,32 @@ impl GenerationKind {
 /// What a generation holds, counted at build time.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
+    /// Files indexed.
     pub files: usize,
+    /// Files the walk left out (binary, too large, minified, unreadable …).
     pub skipped: usize,
     pub entities: usize,
     pub edges: usize,
+    /// Edges with a target definition.
     pub edges_resolved: usize,
+    /// Edges left without one (external, ambiguous or unknown names).
     pub edges_unresolved: usize,
     pub chunks: usize,
+    /// Chunks with a vector.
     pub vectors: usize,
+    /// Chunk vectors computed by this build.
     pub embedded: usize,
+    /// Chunk vectors taken from the previous generation (same content hash).
     pub reused: usize,
+    /// Chunks the model could not embed (kept without a vector).
     pub embed_failures: usize,
+    /// Source lines indexed.
     pub lines: usize,
     /// Signature views embedded by this build and reused from the previous one (absent in
     /// manifests written before signature views existed).
     #[serde(default)]
     pub views_embedded: usize,
+    /// Signature views whose vector came from the previous generation.
     #[serde(default)]
     pub views_reused: usize,
 }
@@ -87,8 +99,10 @@ impl FileRecord {
 /// A file the build skipped or read with problems, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileIssue {
+    /// Root-relative path.
     pub path: String,
     pub kind: IssueKind,
+    /// 1-based line of the problem (0 when it is the whole file).
     pub line: u32,
     pub message: String,
 }
@@ -96,18 +110,26 @@ pub struct FileIssue {
 /// What a generation records about itself (`manifest.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The manifest format's version.
     pub schema_version: u32,
+    /// The knowcode version that built the generation (freshness flags a different one).
     pub builder_version: String,
     pub generation_id: String,
     pub kind: GenerationKind,
+    /// When the generation was published (unix ms).
     pub created_at_ms: u64,
     /// The indexed root (absolute).
     pub root: String,
     pub counts: Counts,
+    /// The model the vectors were made with (None for a lexical generation).
     pub embedding: Option<EmbeddingInfo>,
+    /// Every indexed file by root-relative path: what freshness compares.
     pub files: BTreeMap<String, FileRecord>,
+    /// Files the walk left out, and why.
     pub skipped: Vec<SkippedFile>,
+    /// Files of languages knowcode does not parse, counted by extension.
     pub unsupported: BTreeMap<String, usize>,
+    /// Problems met while reading files (syntax errors, lossy decoding …).
     pub issues: Vec<FileIssue>,
 }
 
