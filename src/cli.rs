@@ -384,11 +384,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let root = knowcode::serve::service::resolve_root(args.store.as_deref())?;
             let tree = working_tree(args.root.as_deref(), args.watch)?;
             // A bad aimodels.yaml must not stop the server: each call reports it instead.
-            let service =
-                knowcode::serve::service::Service::new(root.clone()).map(|service| match tree {
-                    Some(tree) => service.with_working_tree(tree),
-                    None => service,
-                });
+            let service = knowcode::serve::service::Service::new(root.clone())
+                .map(|service| service.with_working_tree(tree));
             if let Err(e) = &service {
                 tracing::error!("{}: every call will answer {}", e.message, e.code.as_str());
             }
@@ -440,10 +437,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Telemetry(args) => run_telemetry(args),
         Command::Inspect(args) => {
             let root = knowcode::serve::service::resolve_root(Some(&args.store.store))?;
-            let mut service = knowcode::serve::service::Service::new(root)?;
-            if let Some(tree) = args.store.working_tree()? {
-                service = service.with_working_tree(tree);
-            }
+            let service = knowcode::serve::service::Service::new(root)?
+                .with_working_tree(args.store.working_tree()?);
             let mut arguments = serde_json::Map::new();
             arguments.insert("action".into(), serde_json::json!(args.action));
             if let Some(target) = args.target {
@@ -549,10 +544,8 @@ impl Drop for WatchGuard {
 
 async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let root = knowcode::serve::service::resolve_root(Some(&args.store))?;
-    let mut service = knowcode::serve::service::Service::new(root.clone())?;
-    if let Some(tree) = working_tree(args.root.as_deref(), args.watch)? {
-        service = service.with_working_tree(tree);
-    }
+    let service = knowcode::serve::service::Service::new(root.clone())?
+        .with_working_tree(working_tree(args.root.as_deref(), args.watch)?);
     let service = std::sync::Arc::new(service);
     let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
     let address = format!("{}:{}", args.host, args.port);
@@ -641,11 +634,7 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
 
 fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
     let config = Config::load(&store.store)?;
-    let retriever = Retriever::new(store.store.clone(), config);
-    Ok(match store.working_tree()? {
-        Some(root) => retriever.with_working_tree(root),
-        None => retriever,
-    })
+    Ok(Retriever::new(store.store.clone(), config).with_working_tree(store.working_tree()?))
 }
 
 fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) {

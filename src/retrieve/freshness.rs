@@ -19,8 +19,8 @@ use crate::walk::{self, FileState, WalkOptions};
 
 const CACHE_FOR: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 /// Whether the generation an answer came from still matches the working tree.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Freshness {
     pub generation_id: String,
     pub kind: &'static str,
@@ -88,16 +88,17 @@ fn unchanged(root: &Path, rel: &str, record: &FileRecord, state: &FileState) -> 
     current_hash(&root.join(rel), state).is_some_and(|hash| hash == *indexed)
 }
 
-/// The hash of a file's bytes now, read once per (size, mtime).
+/// The hash of a file's bytes now, read once per (size, mtime); the memo is not locked while
+/// the file is read.
 fn current_hash(path: &Path, state: &FileState) -> Option<String> {
-    let mut memo = HASHES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((size, mtime, hash)) = memo.get(path)
+    let memo = || HASHES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((size, mtime, hash)) = memo().get(path)
         && (*size, *mtime) == (state.size, state.mtime_ns)
     {
         return Some(hash.clone());
     }
     let hash = crate::text::bytes_hash(&std::fs::read(path).ok()?);
-    memo.insert(
+    memo().insert(
         path.to_path_buf(),
         (state.size, state.mtime_ns, hash.clone()),
     );

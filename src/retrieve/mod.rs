@@ -153,8 +153,11 @@ impl Retriever {
 
     /// Answers describe the working tree at `root` (freshness compares with it) rather than
     /// the tree the index was built from: an index built elsewhere, read from this checkout.
-    pub fn with_working_tree(mut self, root: PathBuf) -> Self {
-        self.cache.set_working_tree(root);
+    /// `None` keeps the tree the index was built from.
+    pub fn with_working_tree(mut self, root: Option<PathBuf>) -> Self {
+        if let Some(root) = root {
+            self.cache.set_working_tree(root);
+        }
         self
     }
 

@@ -4,7 +4,7 @@
 //! JSON schemas and the legacy tools' schemas (`tools.rs`), validation and the per-tool
 //! allowlist ([`parse`], [`Call`]), REST query-string typing and the OpenAPI parameters
 //! (`rest.rs`), the telemetry allowlist (`telemetry.rs`) and the CLI's value parsers
-//! ([`clap::ValueEnum`] on the vocabularies, [`integer_default`], [`integer_parser`]).
+//! ([`clap::ValueEnum`] on the vocabularies, [`integer_default`]).
 //! The closed vocabularies themselves (task type, verbosity, direction) own their names in
 //! `retrieve::profile`, and budget ceilings their numbers in `retrieve`; this table points at
 //! them instead of repeating them. This module runs nothing and must not decide what a call
@@ -64,6 +64,21 @@ pub struct Param {
     pub kind: Kind,
     /// A schema description, only where the name alone misleads (schemas are paid per turn).
     pub about: Option<&'static str>,
+}
+
+impl Param {
+    /// Its JSON schema: the type, the names of a choice, and the description if any.
+    pub fn json_schema(&self) -> Value {
+        let mut schema = Map::new();
+        schema.insert("type".into(), Value::from(self.kind.json_type()));
+        if let Kind::Choice(names) = self.kind {
+            schema.insert("enum".into(), Value::from(names()));
+        }
+        if let Some(about) = self.about {
+            schema.insert("description".into(), Value::from(about));
+        }
+        Value::Object(schema)
+    }
 }
 
 /// How one action treats one of its arguments.
@@ -322,26 +337,14 @@ fn rule_of(tool: &str, action: &str, name: &str) -> Option<Rule> {
         .map(|used| used.rule)
 }
 
-/// An integer argument's default for the CLI (`default_value_t`); 0 if the table has none,
-/// which the contract tests refuse.
+/// An integer argument's default for the CLI (`default_value_t`). A name the table lacks is
+/// a programming error: clap evaluates every default when it builds the command line, so any
+/// CLI run (and every CLI test) panics on it.
 pub fn integer_default(tool: &str, action: &str, name: &str) -> usize {
     match rule_of(tool, action, name) {
         Some(Rule::Integer { default, .. }) => default as usize,
-        _ => 0,
+        _ => panic!("the contract has no integer `{name}` for {tool} action={action}"),
     }
-}
-
-/// The CLI's parser for an integer argument: the table's range.
-pub fn integer_parser(
-    tool: &str,
-    action: &str,
-    name: &str,
-) -> clap::builder::RangedU64ValueParser<usize> {
-    let (min, max) = match rule_of(tool, action, name) {
-        Some(Rule::Integer { min, max, .. }) => (min, max),
-        _ => (0, u64::MAX),
-    };
-    clap::builder::RangedU64ValueParser::new().range(min..=max)
 }
 
 /// A tool call whose action and argument names have been checked against the table; the
@@ -404,22 +407,17 @@ impl Call<'_> {
 
     /// A text argument: `None` when left out (or blank); an error when required and missing.
     pub fn text(&self, name: &str) -> Result<Option<String>, KnowcodeError> {
-        let value = text_value(self.arguments, name)?;
         match self.rule(name)? {
-            Rule::Required => match value {
-                Some(s) if !s.trim().is_empty() => Ok(Some(s)),
-                _ => Err(KnowcodeError::invalid_argument(
-                    name,
-                    "is required for this action",
-                )),
-            },
-            _ => Ok(value),
+            Rule::Required => self.required_text(name).map(Some),
+            _ => text_value(self.arguments, name),
         }
     }
 
-    /// A required text argument.
+    /// A text argument that must be present and not blank here (required by the table, or the
+    /// one of two alternatives the caller fell back to).
     pub fn required_text(&self, name: &str) -> Result<String, KnowcodeError> {
-        match self.text(name)? {
+        self.rule(name)?;
+        match text_value(self.arguments, name)? {
             Some(s) if !s.trim().is_empty() => Ok(s),
             _ => Err(KnowcodeError::invalid_argument(
                 name,

@@ -199,13 +199,7 @@ fn query_body_schema() -> Value {
     let properties: Map<String, Value> = spec
         .args
         .iter()
-        .map(|used| {
-            let mut schema = json!({"type": used.param.kind.json_type()});
-            if let Kind::Choice(names) = used.param.kind {
-                schema["enum"] = json!(names());
-            }
-            (used.param.name.to_string(), schema)
-        })
+        .map(|used| (used.param.name.to_string(), used.param.json_schema()))
         .collect();
     json!({"type": "object", "required": ["query"], "properties": properties})
 }

@@ -151,7 +151,7 @@ impl Service {
 
     /// Answers describe the working tree at `root` instead of the one the index was built
     /// from (see [`Retriever::with_working_tree`]).
-    pub fn with_working_tree(mut self, root: PathBuf) -> Self {
+    pub fn with_working_tree(mut self, root: Option<PathBuf>) -> Self {
         self.retriever = self.retriever.with_working_tree(root);
         self
     }

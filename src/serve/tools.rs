@@ -73,20 +73,13 @@ pub const LEGACY: &[LegacyTool] = &[
     },
 ];
 
-/// The JSON schema of one argument: its type, its enum for a choice, and a description where
-/// the contract gives one. `action` is the tool's own action enum.
+/// The JSON schema of one argument; `action` is the tool's own action enum.
 fn property(tool: &str, param: &Param) -> Value {
-    let mut schema = Map::new();
-    schema.insert("type".into(), json!(param.kind.json_type()));
     if param.name == "action" {
-        schema.insert("enum".into(), json!(contract::actions(tool)));
-    } else if let contract::Kind::Choice(names) = param.kind {
-        schema.insert("enum".into(), json!(names()));
+        json!({"type": param.kind.json_type(), "enum": contract::actions(tool)})
+    } else {
+        param.json_schema()
     }
-    if let Some(about) = param.about {
-        schema.insert("description".into(), json!(about));
-    }
-    Value::Object(schema)
 }
 
 fn object_schema<'p>(
