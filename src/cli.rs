@@ -16,6 +16,7 @@ use knowcode::retrieve::payload::json_result;
 use knowcode::retrieve::profile::{Direction, Verbosity};
 use knowcode::retrieve::{QueryRequest, Retriever};
 use knowcode::serve::contract::{self, TaskChoice};
+use knowcode::store::shared::{SharedStore, is_shared_uri};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -381,23 +382,35 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index(args) => run_index(args, false).await,
         Command::Build(args) => run_index(args, true).await,
         Command::Mcp(args) => {
-            let root = knowcode::serve::service::resolve_root(args.store.as_deref())?;
-            let tree = working_tree(args.root.as_deref(), args.watch)?;
-            // A bad aimodels.yaml must not stop the server: each call reports it instead.
-            let service = knowcode::serve::service::Service::new(root.clone())
-                .map(|service| service.with_working_tree(tree));
+            let shared = args.store.as_deref().is_some_and(is_shared_uri);
+            let root = match shared {
+                true => shared_tree(args.root.as_deref())?,
+                false => knowcode::serve::service::resolve_root(args.store.as_deref())?,
+            };
+            // A bad aimodels.yaml (or shared store URI) must not stop the server: each call
+            // reports it instead.
+            let service = service_for(args.store.as_deref(), args.root.as_deref(), args.watch);
             if let Err(e) = &service {
                 tracing::error!("{}: every call will answer {}", e.message, e.code.as_str());
             }
-            let _watching = (args.watch && service.is_ok())
+            let _watching = (args.watch && !shared && service.is_ok())
                 .then(|| spawn_watch(&root))
                 .transpose()?;
             knowcode::serve::mcp::serve_stdio(service, args.legacy_tools).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor(args) => {
-            let config = Config::load(&args.store)?;
-            let mut report = knowcode::ops::doctor::run(&args.store, &config).await;
+            let mut report = match shared_store(&args.store)? {
+                Some(shared) => {
+                    let tree = shared_tree(None)?;
+                    let config = Config::load(&tree)?;
+                    knowcode::ops::doctor::run_shared(&shared, &tree, &config).await
+                }
+                None => {
+                    let config = Config::load(&args.store)?;
+                    knowcode::ops::doctor::run(&args.store, &config).await
+                }
+            };
             if args.mcp {
                 knowcode::ops::doctor::check_mcp(&mut report, &args.store).await;
             }
@@ -436,9 +449,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Telemetry(args) => run_telemetry(args),
         Command::Inspect(args) => {
-            let root = knowcode::serve::service::resolve_root(Some(&args.store.store))?;
-            let service = knowcode::serve::service::Service::new(root)?
-                .with_working_tree(args.store.working_tree()?);
+            let service = service_for(Some(&args.store.store), args.store.root.as_deref(), false)?;
             let mut arguments = serde_json::Map::new();
             arguments.insert("action".into(), serde_json::json!(args.action));
             if let Some(target) = args.target {
@@ -448,7 +459,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(print_payload(result, args.store.json))
         }
         Command::Export(args) => {
-            let cache = knowcode::retrieve::generation::GenerationCache::new(args.store.clone());
+            let cache = match shared_store(&args.store)? {
+                Some(shared) => knowcode::retrieve::generation::GenerationCache::shared(shared),
+                None => knowcode::retrieve::generation::GenerationCache::new(args.store.clone()),
+            };
             let result = async {
                 let generation = cache.current().await?;
                 knowcode::ops::export::export(&generation, &args.output, args.json)
@@ -457,8 +471,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(print_payload(result, true))
         }
         Command::Ask(args) => {
-            let config = Config::load(&args.store.store)?;
-            let retriever = Retriever::new(args.store.store.clone(), config.clone());
+            let retriever = retriever(&args.store)?;
+            let config = retriever.config().clone();
             let result = knowcode::ops::ask::ask(
                 &retriever,
                 &config.chat,
@@ -543,11 +557,11 @@ impl Drop for WatchGuard {
 }
 
 async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let root = knowcode::serve::service::resolve_root(Some(&args.store))?;
-    let service = knowcode::serve::service::Service::new(root.clone())?
-        .with_working_tree(working_tree(args.root.as_deref(), args.watch)?);
+    let service = service_for(Some(&args.store), args.root.as_deref(), args.watch)?;
+    let root = service.root().to_path_buf();
     let service = std::sync::Arc::new(service);
-    let _watching = args.watch.then(|| spawn_watch(&root)).transpose()?;
+    let local_watch = args.watch && !is_shared_uri(&args.store);
+    let _watching = local_watch.then(|| spawn_watch(&root)).transpose()?;
     let address = format!("{}:{}", args.host, args.port);
     if !(args.host == "127.0.0.1" || args.host == "localhost" || args.host == "::1") {
         tracing::warn!(
@@ -632,7 +646,49 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--store` naming a shared store (`s3://…`): the store, its client configured from the
+/// environment; `None` for a folder.
+fn shared_store(store: &std::path::Path) -> Result<Option<SharedStore>, KnowcodeError> {
+    if !is_shared_uri(store) {
+        return Ok(None);
+    }
+    SharedStore::open(&store.to_string_lossy())
+        .map(Some)
+        .map_err(|e| e.to_knowcode())
+}
+
+/// The working tree answers about a shared store describe: `--root`, else the current folder
+/// (or `$CLAUDE_PROJECT_DIR`).
+fn shared_tree(root: Option<&std::path::Path>) -> Result<PathBuf, KnowcodeError> {
+    match working_tree(root, false)? {
+        Some(tree) => Ok(tree),
+        None => knowcode::serve::service::resolve_root(None),
+    }
+}
+
+/// The service behind `mcp`, `serve` and `inspect`: over a folder's store (answers about
+/// `root` when given), or over a shared store for the working tree `root` (whose overlay
+/// follows the tree by itself: `--watch` rebuilds nothing there).
+fn service_for(
+    store: Option<&std::path::Path>,
+    root: Option<&std::path::Path>,
+    watch: bool,
+) -> Result<knowcode::serve::service::Service, KnowcodeError> {
+    use knowcode::serve::service::{Service, resolve_root};
+    match store.map(shared_store).transpose()?.flatten() {
+        Some(shared) => Service::shared(shared, shared_tree(root)?),
+        None => {
+            Ok(Service::new(resolve_root(store)?)?.with_working_tree(working_tree(root, watch)?))
+        }
+    }
+}
+
 fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
+    if let Some(shared) = shared_store(&store.store)? {
+        let tree = shared_tree(store.root.as_deref())?;
+        let config = Config::load(&tree)?;
+        return Ok(Retriever::shared(shared, config).with_working_tree(Some(tree)));
+    }
     let config = Config::load(&store.store)?;
     Ok(Retriever::new(store.store.clone(), config).with_working_tree(store.working_tree()?))
 }
@@ -841,7 +897,16 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
     if !root.is_dir() {
         anyhow::bail!("{} is not a directory", root.display());
     }
-    let store_dir = args.store.clone().unwrap_or_else(|| root.clone());
+    let shared = args
+        .store
+        .as_deref()
+        .map(shared_store)
+        .transpose()?
+        .flatten();
+    let store_dir = match &shared {
+        Some(shared) => shared.local_dir(),
+        None => args.store.clone().unwrap_or_else(|| root.clone()),
+    };
     std::fs::create_dir_all(&store_dir)?;
     let config = Config::load(&root)?;
     let options = IndexOptions {
@@ -853,7 +918,11 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
         config,
     };
     let progress = BarProgress::new();
-    match index::run(&options, &progress).await {
+    let built = match &shared {
+        Some(shared) => index::shared::run(&options, shared, &progress).await,
+        None => index::run(&options, &progress).await,
+    };
+    match built {
         Ok(summary) => {
             if args.json {
                 println!("{}", serde_json::to_string(&summary)?);

@@ -21,6 +21,7 @@ pub enum ErrorCode {
     ModelMismatch,
     StoreLocked,
     StoreCorrupt,
+    StoreUnreachable,
     BuildFailed,
     ChatUnavailable,
     MissingHistory,
@@ -45,6 +46,7 @@ impl ErrorCode {
             Self::ModelMismatch => "model_mismatch",
             Self::StoreLocked => "store_locked",
             Self::StoreCorrupt => "store_corrupt",
+            Self::StoreUnreachable => "store_unreachable",
             Self::BuildFailed => "build_failed",
             Self::ChatUnavailable => "chat_unavailable",
             Self::MissingHistory => "missing_history",
@@ -82,6 +84,9 @@ impl ErrorCode {
             Self::StoreLocked => "another build holds the store lock; wait for it to finish",
             Self::StoreCorrupt => {
                 "run knowcode doctor; a fresh knowcode build replaces the damaged generation"
+            }
+            Self::StoreUnreachable => {
+                "check AWS_ENDPOINT_URL, AWS_REGION and the credentials in the environment; knowcode doctor --store s3://… names the failing step"
             }
             Self::BuildFailed => {
                 "see the named stage in the message; the previous generation stays current"
@@ -235,10 +240,13 @@ pub enum Stage {
     Embed,
     Store,
     Publish,
+    /// A shared store only: upload, validation there and the pointer's conditional write.
+    Share,
 }
 
 impl Stage {
-    /// Every stage, in build order.
+    /// Every stage of a build into a folder, in build order (a shared store adds
+    /// [`Stage::Share`] after them).
     pub const ALL: [Stage; 8] = [
         Stage::Walk,
         Stage::Parse,
@@ -261,6 +269,7 @@ impl Stage {
             Stage::Embed => "embed",
             Stage::Store => "store",
             Stage::Publish => "publish",
+            Stage::Share => "share",
         }
     }
 }

@@ -5,7 +5,9 @@
 //! lexical one); phase two adds vectors, reusing those of unchanged chunks.
 
 pub(crate) mod history;
+pub mod overlay;
 pub mod quality;
+pub mod shared;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -26,7 +28,8 @@ use crate::walk::{self, WalkOptions, WalkOutput};
 
 /// Test hook: the named stage fails (e.g. `KNOWCODE_FAIL_STAGE=embed`), to prove that a
 /// failure anywhere leaves the previous generation current; `<stage>:panic` panics there
-/// instead (a fault no input provokes, for the job table's panic handling).
+/// instead (a fault no input provokes, for the job table's panic handling), and
+/// `<stage>:hang` stops there for good, so a test can kill the build at that point.
 pub const FAIL_STAGE_ENV: &str = "KNOWCODE_FAIL_STAGE";
 
 /// What to index and where.
@@ -156,6 +159,9 @@ fn fail_point(stage: Stage) -> Result<(), BuildError> {
         Ok(value) if value.strip_suffix(":panic") == Some(stage.as_str()) => {
             panic!("injected panic ({FAIL_STAGE_ENV}={value})")
         }
+        Ok(value) if value.strip_suffix(":hang") == Some(stage.as_str()) => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
         _ => Ok(()),
     }
 }
@@ -564,7 +570,7 @@ async fn write_generation(
     if let Some(history) = &reports.history {
         history::write(&staging.dir, history).map_err(BuildError::at(Stage::Store))?;
     }
-    let counts = tables::row_counts(&staging.dir)
+    let counts = tables::row_counts(&tables::location(&staging.dir))
         .await
         .map_err(BuildError::at(Stage::Store))?;
     let present = |v: &Vectors| v.rows.iter().filter(|r| r.is_some()).count();

@@ -1,7 +1,8 @@
 //! `doctor`: checks that say whether knowcode can be trusted here, each pass/warn/fail with
 //! a message and a hint — config, ONNX Runtime, model files vs the index, the store and its
 //! current generation, builder drift, freshness, disk footprint, unparsed languages, and
-//! with `--mcp` a real handshake with `knowcode mcp`.
+//! with `--mcp` a real handshake with `knowcode mcp`. A shared store (`s3://…`) is checked
+//! step by step (reach, authenticate, read `current`, open the generation).
 //! Read-only.
 
 use std::path::Path;
@@ -11,8 +12,10 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::embed;
+use crate::error::{ErrorCode, KnowcodeError};
 use crate::retrieve::generation::GenerationCache;
 use crate::store::legacy::Readiness;
+use crate::store::shared::SharedStore;
 use crate::store::{Store, manifest::SCHEMA_VERSION};
 
 /// How one check came out.
@@ -75,6 +78,117 @@ impl Report {
 
 /// Runs every check against the store in `root`.
 pub async fn run(root: &Path, config: &Config) -> Report {
+    let mut report = runtime_checks(root, config);
+    let store = Store::at(root);
+    let manifest = match crate::store::legacy::readiness(root) {
+        Readiness::LegacyFlat => {
+            report.push(
+                "store",
+                Status::Warn,
+                "legacy flat store (knowcode_knowledge.json): lexical answers only, no freshness of its own",
+                "run knowcode build for a published generation",
+            );
+            None
+        }
+        Readiness::Generation(_) | Readiness::Missing => match store.current_manifest() {
+            Ok((id, manifest)) => {
+                report.push(
+                    "store",
+                    Status::Pass,
+                    format!("current generation {id} ({})", manifest.kind.as_str()),
+                    "",
+                );
+                Some(manifest)
+            }
+            Err(e) => {
+                report.push("store", Status::Fail, e.message, e.hint);
+                None
+            }
+        },
+    };
+    if let Some(manifest) = manifest {
+        let cache = GenerationCache::new(root.to_path_buf());
+        check_generation(&mut report, &cache, config, &manifest).await;
+    }
+    finish(report, root, &store)
+}
+
+/// Runs every check against a shared store read for the working tree `tree`: the store is
+/// reached, authenticated, its `current` read and the generation opened, and the report names
+/// the step that failed.
+pub async fn run_shared(shared: &SharedStore, tree: &Path, config: &Config) -> Report {
+    let mut report = runtime_checks(tree, config);
+    let manifest = match shared_generation(shared).await {
+        Ok(id) => {
+            let cache = GenerationCache::shared(shared.clone());
+            let mut cache = cache;
+            cache.set_working_tree(tree.to_path_buf(), None);
+            match cache.current().await {
+                Ok(generation) => {
+                    report.push(
+                        "store",
+                        Status::Pass,
+                        format!(
+                            "{}: reached, authenticated, current generation {id} ({}) readable",
+                            shared.uri(),
+                            generation.manifest.kind.as_str()
+                        ),
+                        "",
+                    );
+                    Some((cache, generation.manifest.clone()))
+                }
+                Err(e) => {
+                    report.push("store", Status::Fail, e.message, e.hint);
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            report.push("store", Status::Fail, e.message, e.hint);
+            None
+        }
+    };
+    if let Some((cache, manifest)) = manifest {
+        check_generation(&mut report, &cache, config, &manifest).await;
+    }
+    finish(report, tree, &Store::at(&shared.local_dir()))
+}
+
+/// The shared store's current id, or the failing step as a typed error.
+async fn shared_generation(shared: &SharedStore) -> Result<String, KnowcodeError> {
+    shared.probe().await?;
+    match shared.current().await? {
+        Some(pointer) => Ok(pointer.id),
+        None => Err(KnowcodeError::new(
+            ErrorCode::MissingKnowledgeStore,
+            format!(
+                "{}: reached and readable, but nothing is published yet",
+                shared.uri()
+            ),
+        )),
+    }
+}
+
+/// The eval pointer and the local disk footprint, last in every report.
+fn finish(mut report: Report, root: &Path, store: &Store) -> Report {
+    report.push("eval", Status::Pass, eval_hint(root), "");
+    let bytes = store.disk_bytes();
+    let status = if bytes > 1 << 30 {
+        Status::Warn
+    } else {
+        Status::Pass
+    };
+    report.push(
+        "disk",
+        status,
+        format!("{:.1} MiB under .knowcode", bytes as f64 / (1 << 20) as f64),
+        "",
+    );
+    report
+}
+
+/// Configuration, ONNX Runtime and model files.
+fn runtime_checks(root: &Path, config: &Config) -> Report {
     let mut report = Report {
         checks: Vec::new(),
         sufficiency_threshold: config.config.sufficiency_threshold,
@@ -113,49 +227,6 @@ pub async fn run(root: &Path, config: &Config) -> Report {
         ),
         Some(problem) => report.push("model", Status::Fail, problem, "run scripts/setup"),
     }
-    let store = Store::at(root);
-    let manifest = match crate::store::legacy::readiness(root) {
-        Readiness::LegacyFlat => {
-            report.push(
-                "store",
-                Status::Warn,
-                "legacy flat store (knowcode_knowledge.json): lexical answers only, no freshness of its own",
-                "run knowcode build for a published generation",
-            );
-            None
-        }
-        Readiness::Generation(_) | Readiness::Missing => match store.current_manifest() {
-            Ok((id, manifest)) => {
-                report.push(
-                    "store",
-                    Status::Pass,
-                    format!("current generation {id} ({})", manifest.kind.as_str()),
-                    "",
-                );
-                Some(manifest)
-            }
-            Err(e) => {
-                report.push("store", Status::Fail, e.message, e.hint);
-                None
-            }
-        },
-    };
-    if let Some(manifest) = manifest {
-        check_generation(&mut report, root, config, &manifest).await;
-    }
-    report.push("eval", Status::Pass, eval_hint(root), "");
-    let bytes = store.disk_bytes();
-    let status = if bytes > 1 << 30 {
-        Status::Warn
-    } else {
-        Status::Pass
-    };
-    report.push(
-        "disk",
-        status,
-        format!("{:.1} MiB under .knowcode", bytes as f64 / (1 << 20) as f64),
-        "",
-    );
     report
 }
 
@@ -170,7 +241,7 @@ fn eval_hint(root: &Path) -> String {
 
 async fn check_generation(
     report: &mut Report,
-    root: &Path,
+    cache: &GenerationCache,
     config: &Config,
     manifest: &crate::store::Manifest,
 ) {
@@ -211,7 +282,6 @@ async fn check_generation(
             "rebuild with this version",
         );
     }
-    let cache = GenerationCache::new(root.to_path_buf());
     match cache.current().await {
         Ok(generation) => {
             let counts_match = generation.entities.len() == manifest.counts.entities

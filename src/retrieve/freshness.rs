@@ -2,7 +2,8 @@
 //! with the manifest's file states; a file whose mtime moved but whose size did not is read
 //! and its bytes' hash compared with the manifest's (once per change), so a fresh checkout or
 //! a `touch` is not staleness. Lists added and deleted files, and says when the vector plane
-//! is missing. Results are cached for two seconds per store.
+//! is missing. Results are cached for two seconds per store. Through an overlay, the covered
+//! files are compared with what the overlay indexed, and `overlay_files` says how many.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,10 @@ pub struct Freshness {
     pub added: usize,
     #[serde(skip_serializing_if = "is_zero")]
     pub deleted: usize,
+    /// Files of the working tree a local overlay indexes in place of the generation's
+    /// (edited, added and deleted since the index was built elsewhere).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub overlay_files: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -158,5 +163,6 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
         changed,
         added,
         deleted,
+        overlay_files: generation.overlay_files,
     }
 }

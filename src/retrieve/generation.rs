@@ -9,12 +9,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::files::FileIndex;
+use super::overlay::{OverlaySettings, Parts};
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::Entity;
 use crate::store::legacy::Readiness;
-use crate::store::read::ChunkTable;
-use crate::store::{GenerationKind, Manifest, Store};
+use crate::store::read::{ChunkSearch, ChunkTable, DecodedTables};
+use crate::store::shared::{SharedError, SharedStore};
+use crate::store::{GenerationKind, Manifest, Store, tables};
 
 pub use crate::store::read::ChunkRow;
 
@@ -89,8 +91,10 @@ pub struct LoadedGeneration {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub root: PathBuf,
-    /// The chunks table's full-text and vector searches.
-    pub chunk_table: ChunkTable,
+    /// The chunks table's full-text and vector searches (the base's and an overlay's).
+    pub chunk_table: ChunkSearch,
+    /// Files of the working tree a local overlay answers for (0: none).
+    pub overlay_files: usize,
     /// Signature-view vectors, held in memory (empty in lexical and older generations).
     pub signature_views: SignatureViews,
     /// Whole-file term statistics for the file-evidence leg.
@@ -205,26 +209,44 @@ impl LoadedGeneration {
         out.join("\n")
     }
 
-    async fn load(
-        store: &Store,
+    /// A generation from its base parts, through the working tree's overlay when one is set.
+    async fn assemble(
         id: &str,
+        base: BaseParts,
         working_tree: Option<&std::path::Path>,
+        overlay: Option<&OverlaySettings>,
     ) -> anyhow::Result<LoadedGeneration> {
-        let dir = store.generation_dir(id);
-        let manifest = Manifest::read(&dir)?;
-        let tables = crate::store::read::open(&dir).await?;
+        let BaseParts {
+            dir,
+            manifest,
+            decoded,
+            table,
+        } = base;
         let root = working_tree.map_or_else(|| PathBuf::from(&manifest.root), |w| w.to_path_buf());
+        let parts = match (working_tree, overlay) {
+            (Some(tree), Some(settings)) => {
+                super::overlay::apply(id, manifest, decoded, table, tree, settings).await?
+            }
+            _ => Parts {
+                manifest,
+                decoded,
+                search: ChunkSearch::single(table),
+                overlay_files: 0,
+            },
+        };
+        let decoded = parts.decoded;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
-            dir: dir.clone(),
+            dir,
             root,
-            manifest,
-            chunk_table: tables.chunk_table,
-            signature_views: SignatureViews::new(tables.signature_views),
-            files: FileIndex::build(&tables.chunks),
-            entities: tables.entities,
-            edges: tables.edges,
-            chunks: tables.chunks,
+            manifest: parts.manifest,
+            chunk_table: parts.search,
+            overlay_files: parts.overlay_files,
+            signature_views: SignatureViews::new(decoded.signature_views),
+            files: FileIndex::build(&decoded.chunks),
+            entities: decoded.entities,
+            edges: decoded.edges,
+            chunks: decoded.chunks,
             by_id: HashMap::new(),
             by_name: HashMap::new(),
             chunk_by_id: HashMap::new(),
@@ -260,6 +282,83 @@ impl LoadedGeneration {
     }
 }
 
+/// A generation as stored, before any overlay.
+struct BaseParts {
+    dir: PathBuf,
+    manifest: Manifest,
+    decoded: DecodedTables,
+    table: ChunkTable,
+}
+
+impl BaseParts {
+    /// A generation folder on disk.
+    async fn local(dir: PathBuf) -> anyhow::Result<BaseParts> {
+        let manifest = Manifest::read(&dir)?;
+        let tables = crate::store::read::open(&tables::location(&dir)).await?;
+        Ok(BaseParts {
+            dir,
+            manifest,
+            decoded: tables.decoded,
+            table: tables.chunk_table,
+        })
+    }
+
+    /// A shared generation: manifest, reports and decoded tables from the local cache of that
+    /// generation id (filled on first use), the chunks table searched where it lives.
+    async fn shared(shared: &SharedStore, id: &str, cache: PathBuf) -> anyhow::Result<BaseParts> {
+        let uri = shared.generation_uri(id);
+        let cached = cache.join(DECODED);
+        let (decoded, table) = match std::fs::read(&cached)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<DecodedTables>(&bytes).ok())
+        {
+            Some(decoded) => (decoded, crate::store::read::open_chunk_table(&uri).await?),
+            None => {
+                shared.download_files(id, SMALL_FILES, &cache).await?;
+                let tables = crate::store::read::open(&uri).await?;
+                let json = serde_json::to_vec(&tables.decoded)?;
+                crate::store::shared::write_atomically(&cached, &json)?;
+                (tables.decoded, tables.chunk_table)
+            }
+        };
+        let manifest = Manifest::read(&cache)?;
+        Ok(BaseParts {
+            dir: cache,
+            manifest,
+            decoded,
+            table,
+        })
+    }
+}
+
+/// A shared generation's files kept beside its decoded tables in the local cache.
+const SMALL_FILES: &[&str] = &["manifest.json", "quality.json", "history.json"];
+/// The decoded tables of a shared generation, cached locally by generation id.
+const DECODED: &str = "decoded.json";
+/// How long a reader trusts the shared `current` it read before asking again.
+const SHARED_POLL: std::time::Duration = std::time::Duration::from_secs(10);
+/// Shared generations kept in the local cache (the current one and the one before).
+const CACHED_SHARED: usize = 2;
+
+/// A shared store as a reader sees it: the pointer, re-read at most every [`SHARED_POLL`].
+struct SharedSource {
+    store: SharedStore,
+    pointer: Mutex<Option<(std::time::Instant, Option<String>)>>,
+}
+
+impl SharedSource {
+    async fn current_id(&self) -> Result<Option<String>, SharedError> {
+        if let Some((at, id)) = self.pointer.lock().expect("pointer lock").clone()
+            && at.elapsed() < SHARED_POLL
+        {
+            return Ok(id);
+        }
+        let id = self.store.current().await?.map(|p| p.id);
+        *self.pointer.lock().expect("pointer lock") = Some((std::time::Instant::now(), id.clone()));
+        Ok(id)
+    }
+}
+
 /// The current generation of a store, reopened whenever `current` names another one.
 pub struct GenerationCache {
     store: Store,
@@ -270,6 +369,14 @@ pub struct GenerationCache {
     working_tree: Option<PathBuf>,
     /// The legacy flat store, materialised once (its temporary folder lives here).
     legacy: tokio::sync::OnceCell<(tempfile::TempDir, Arc<LoadedGeneration>)>,
+    /// Set for a shared store: generations come from object storage, `store_dir` is its
+    /// local folder.
+    shared: Option<SharedSource>,
+    /// Set when answers describe a working tree of their own: its overlay is merged in.
+    overlay: Option<OverlaySettings>,
+    /// The working tree's freshness when the loaded generation's overlay was built: a
+    /// different (stale) answer later means the tree moved on and the overlay is rebuilt.
+    overlay_seen: Mutex<Option<super::freshness::Freshness>>,
 }
 
 impl GenerationCache {
@@ -281,13 +388,40 @@ impl GenerationCache {
             loaded: Mutex::new(None),
             working_tree: None,
             legacy: tokio::sync::OnceCell::new(),
+            shared: None,
+            overlay: None,
+            overlay_seen: Mutex::new(None),
         }
     }
 
-    /// Generations opened from now on describe `root` instead of the tree they were built from.
-    pub fn set_working_tree(&mut self, root: PathBuf) {
+    /// A cache over a shared store, whose local folder is [`SharedStore::local_dir`].
+    pub fn shared(store: SharedStore) -> Self {
+        let mut cache = GenerationCache::new(store.local_dir());
+        cache.shared = Some(SharedSource {
+            store,
+            pointer: Mutex::new(None),
+        });
+        cache
+    }
+
+    /// Generations opened from now on describe `root` instead of the tree they were built
+    /// from; with `overlay`, the files of `root` that differ from the generation are indexed
+    /// locally and answer in place of the generation's.
+    pub fn set_working_tree(&mut self, root: PathBuf, overlay: Option<OverlaySettings>) {
         self.working_tree = Some(root);
+        self.overlay = overlay;
         *self.loaded.lock().expect("cache lock") = None;
+    }
+
+    /// Forgets the loaded generation, so the next request reopens it (and recomputes the
+    /// overlay): the working tree changed.
+    pub fn reload(&self) {
+        *self.loaded.lock().expect("cache lock") = None;
+    }
+
+    /// The shared store this cache reads, if it reads one.
+    pub fn shared_store(&self) -> Option<&SharedStore> {
+        self.shared.as_ref().map(|s| &s.store)
     }
 
     /// The store the cache reads.
@@ -306,6 +440,9 @@ impl GenerationCache {
     /// opening the tables; when a load fails and `current` has moved on meanwhile, the new
     /// generation is loaded instead, so readers never see a half-removed one.
     pub async fn current(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
+        if let Some(shared) = &self.shared {
+            return self.current_shared(shared).await;
+        }
         const ATTEMPTS: usize = 3;
         let mut attempt = 0;
         loop {
@@ -317,12 +454,12 @@ impl GenerationCache {
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
             }
-            match LoadedGeneration::load(&self.store, &id, self.working_tree.as_deref()).await {
-                Ok(generation) => {
-                    let generation = Arc::new(generation);
-                    *self.loaded.lock().expect("cache lock") = Some(generation.clone());
-                    return Ok(generation);
-                }
+            let loaded = match BaseParts::local(self.store.generation_dir(&id)).await {
+                Ok(base) => self.assemble(&id, base).await,
+                Err(e) => Err(e),
+            };
+            match loaded {
+                Ok(generation) => return Ok(self.keep(generation)),
                 Err(e) => {
                     attempt += 1;
                     let moved_on = self.store.current_id().is_some_and(|now| now != id);
@@ -337,6 +474,42 @@ impl GenerationCache {
         }
     }
 
+    async fn assemble(&self, id: &str, base: BaseParts) -> anyhow::Result<LoadedGeneration> {
+        LoadedGeneration::assemble(
+            id,
+            base,
+            self.working_tree.as_deref(),
+            self.overlay.as_ref(),
+        )
+        .await
+    }
+
+    /// The shared store's current generation, from the local cache when it holds it.
+    async fn current_shared(
+        &self,
+        shared: &SharedSource,
+    ) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
+        let id = shared.current_id().await?.ok_or_else(|| {
+            KnowcodeError::new(
+                ErrorCode::MissingKnowledgeStore,
+                format!("nothing published in {} yet", shared.store.uri()),
+            )
+        })?;
+        if let Some(loaded) = self.cached(&id) {
+            return Ok(loaded);
+        }
+        let caches = self.store.base().join("cache");
+        let base = BaseParts::shared(&shared.store, &id, caches.join(&id))
+            .await
+            .map_err(|e| shared_failure(&shared.store, &id, e))?;
+        let generation = self
+            .assemble(&id, base)
+            .await
+            .map_err(|e| shared_failure(&shared.store, &id, e))?;
+        prune_cache(&caches, &id);
+        Ok(self.keep(generation))
+    }
+
     /// No generation published: the legacy `knowcode_knowledge.json`, materialised once.
     async fn legacy(&self) -> Result<Arc<LoadedGeneration>, KnowcodeError> {
         let (_, generation) = self
@@ -349,12 +522,8 @@ impl GenerationCache {
                     crate::config::IndexConfig::default().max_chunk_tokens,
                 )
                 .await?;
-                let generation = LoadedGeneration::load(
-                    &Store::at(dir.path()),
-                    &id,
-                    self.working_tree.as_deref(),
-                )
-                .await?;
+                let base = BaseParts::local(Store::at(dir.path()).generation_dir(&id)).await?;
+                let generation = self.assemble(&id, base).await?;
                 anyhow::Ok((dir, Arc::new(generation)))
             })
             .await
@@ -370,13 +539,68 @@ impl GenerationCache {
         Ok(generation.clone())
     }
 
+    /// The loaded generation if it is `id` — and, through an overlay, if the working tree did
+    /// not move on since the overlay was built.
     fn cached(&self, id: &str) -> Option<Arc<LoadedGeneration>> {
-        self.loaded
+        let loaded = self
+            .loaded
             .lock()
             .expect("cache lock")
             .as_ref()
             .filter(|g| g.id == id)
-            .cloned()
+            .cloned()?;
+        if self.overlay.is_none() {
+            return Some(loaded);
+        }
+        let now = super::freshness::check(&loaded);
+        let seen = self.overlay_seen.lock().expect("overlay lock").clone();
+        if now.is_stale && seen.as_ref() != Some(&now) {
+            return None;
+        }
+        Some(loaded)
+    }
+
+    /// Keeps a freshly opened generation (and, through an overlay, the tree's state it saw).
+    fn keep(&self, generation: LoadedGeneration) -> Arc<LoadedGeneration> {
+        let generation = Arc::new(generation);
+        if self.overlay.is_some() {
+            super::freshness::invalidate();
+            *self.overlay_seen.lock().expect("overlay lock") =
+                Some(super::freshness::check(&generation));
+        }
+        *self.loaded.lock().expect("cache lock") = Some(generation.clone());
+        generation
+    }
+}
+
+/// A failure opening a shared generation: the store's own typed error when it was the
+/// object storage that failed, else `store_corrupt`.
+fn shared_failure(store: &SharedStore, id: &str, error: anyhow::Error) -> KnowcodeError {
+    match error.downcast_ref::<SharedError>() {
+        Some(shared) => shared.to_knowcode(),
+        None => KnowcodeError::new(
+            ErrorCode::StoreCorrupt,
+            crate::store::shared::mask_secrets(&format!(
+                "cannot open generation {id} of {}: {error:#}",
+                store.uri()
+            )),
+        ),
+    }
+}
+
+/// Keeps the newest [`CACHED_SHARED`] cached shared generations (always `current`).
+fn prune_cache(caches: &std::path::Path, current: &str) {
+    let Ok(entries) = std::fs::read_dir(caches) else {
+        return;
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|id| id != current)
+        .collect();
+    ids.sort();
+    let excess = (ids.len() + 1).saturating_sub(CACHED_SHARED);
+    for id in ids.into_iter().take(excess) {
+        let _ = std::fs::remove_dir_all(caches.join(id));
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod context;
 pub(crate) mod files;
 pub mod freshness;
 pub mod generation;
+pub mod overlay;
 pub mod payload;
 pub(crate) mod plan;
 pub mod profile;
@@ -126,7 +127,7 @@ pub struct SemanticHit {
 pub struct Retriever {
     cache: GenerationCache,
     config: Config,
-    embedder: Arc<Mutex<Option<Result<Embedder, KnowcodeError>>>>,
+    embedder: overlay::EmbedSlot,
     /// Rank on the lexical plane even when the generation has vectors (`eval --no-embed`).
     lexical_only: bool,
     /// The last question embedded and its vector: `query` then `semantic_search` on the same
@@ -154,11 +155,31 @@ impl Retriever {
     /// Answers describe the working tree at `root` (freshness compares with it) rather than
     /// the tree the index was built from: an index built elsewhere, read from this checkout.
     /// `None` keeps the tree the index was built from.
+    /// The files of `root` that differ from the generation are indexed locally (an overlay,
+    /// embedded with this retriever's model) and answer in place of the generation's.
     pub fn with_working_tree(mut self, root: Option<PathBuf>) -> Self {
         if let Some(root) = root {
-            self.cache.set_working_tree(root);
+            let overlay = overlay::OverlaySettings {
+                config: self.config.clone(),
+                embedder: Arc::clone(&self.embedder),
+                dir: crate::config::cache_dir().join("overlays"),
+            };
+            self.cache.set_working_tree(root, Some(overlay));
         }
         self
+    }
+
+    /// A retriever over a shared store (`s3://…`); its local folder holds caches only.
+    pub fn shared(store: crate::store::shared::SharedStore, config: Config) -> Self {
+        Retriever {
+            cache: GenerationCache::shared(store),
+            ..Retriever::new(PathBuf::new(), config)
+        }
+    }
+
+    /// The generation cache (a watcher asks it to reload when the working tree changes).
+    pub fn cache(&self) -> &GenerationCache {
+        &self.cache
     }
 
     /// This retriever ranks on the lexical plane only and never loads the model.

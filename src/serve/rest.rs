@@ -28,7 +28,7 @@ pub enum Call {
 }
 
 /// HTTP status for an error code: prerequisites 412, caller mistakes 400, unknown ids 404,
-/// conflicts 409, the rest 500.
+/// conflicts 409, an unreachable shared store 502, the rest 500.
 pub fn status_for(code: ErrorCode) -> u16 {
     match code {
         ErrorCode::MissingKnowledgeStore
@@ -41,6 +41,7 @@ pub fn status_for(code: ErrorCode) -> u16 {
         ErrorCode::InvalidArgument | ErrorCode::PathOutsideRoot | ErrorCode::InvalidConfig => 400,
         ErrorCode::EntityNotFound | ErrorCode::UnknownJob | ErrorCode::NoJobs => 404,
         ErrorCode::JobAlreadyRunning | ErrorCode::StoreLocked => 409,
+        ErrorCode::StoreUnreachable => 502,
         ErrorCode::BuildFailed | ErrorCode::ChatUnavailable | ErrorCode::Internal => 500,
     }
 }

@@ -17,6 +17,7 @@ use crate::retrieve::payload::json_result;
 use crate::retrieve::{QueryRequest, Retriever};
 use crate::store::Store;
 use crate::store::legacy::Readiness;
+use crate::store::shared::SharedStore;
 
 /// The served root: `--store` (must exist) > `CLAUDE_PROJECT_DIR` (if a folder) > the
 /// current directory.
@@ -129,6 +130,11 @@ const HISTORY_LIMIT: usize = 20;
 /// The server state behind every surface.
 pub struct Service {
     root: PathBuf,
+    /// The folder holding the store's `.knowcode/` on this machine: the root, or a shared
+    /// store's local folder (caches, staging, telemetry).
+    store_dir: PathBuf,
+    /// Set when the index lives on object storage.
+    shared: Option<SharedStore>,
     config: Config,
     retriever: Retriever,
     jobs: Jobs,
@@ -145,7 +151,26 @@ impl Service {
             telemetry: Telemetry::at(store.base()),
             jobs: Jobs::default(),
             config,
+            store_dir: root.clone(),
+            shared: None,
             root,
+        })
+    }
+
+    /// The service for the working tree `tree` reading the shared store `shared`: the tree's
+    /// differences are merged in as an overlay, builds publish to the shared store.
+    pub fn shared(shared: SharedStore, tree: PathBuf) -> Result<Service, KnowcodeError> {
+        let config = Config::load(&tree)?;
+        let store_dir = shared.local_dir();
+        Ok(Service {
+            retriever: Retriever::shared(shared.clone(), config.clone())
+                .with_working_tree(Some(tree.clone())),
+            telemetry: Telemetry::at(Store::at(&store_dir).base()),
+            jobs: Jobs::default(),
+            config,
+            store_dir,
+            shared: Some(shared),
+            root: tree,
         })
     }
 
@@ -296,17 +321,22 @@ impl Service {
             action => {
                 let options = IndexOptions {
                     root: self.root.clone(),
-                    store_dir: self.root.clone(),
+                    store_dir: self.store_dir.clone(),
                     ignore_globs: Vec::new(),
                     embed: !call.flag("no_embed")?,
                     temporal: call.flag("temporal")?,
                     config: self.config.clone(),
                 };
+                let shared = self.shared.clone();
                 self.jobs.submit(action, move |progress| {
                     let runtime = job_runtime()?;
-                    let summary = runtime
-                        .block_on(index::run(&options, progress))
-                        .map_err(|e| e.to_knowcode())?;
+                    let build = async {
+                        match &shared {
+                            Some(shared) => index::shared::run(&options, shared, progress).await,
+                            None => index::run(&options, progress).await,
+                        }
+                    };
+                    let summary = runtime.block_on(build).map_err(|e| e.to_knowcode())?;
                     crate::retrieve::freshness::invalidate();
                     let mut result = serde_json::to_value(&summary).unwrap_or_default();
                     if let Value::Object(map) = &mut result {
@@ -330,9 +360,24 @@ impl Service {
             }
             "stats" => self.stats().await,
             "telemetry" => Ok(self.telemetry.summary()),
-            "doctor" => Ok(crate::ops::doctor::run(&self.root, &self.config)
-                .await
-                .to_json()),
+            "doctor" => {
+                let report = match &self.shared {
+                    Some(shared) => {
+                        crate::ops::doctor::run_shared(shared, &self.root, &self.config).await
+                    }
+                    None => crate::ops::doctor::run(&self.root, &self.config).await,
+                };
+                Ok(report.to_json())
+            }
+            "quality" if self.shared.is_some() => {
+                let generation = self.retriever.generation().await?;
+                crate::index::quality::read(&generation.dir).map_err(|_| {
+                    KnowcodeError::new(
+                        ErrorCode::MissingPreflightReport,
+                        format!("generation {} has no quality report", generation.id),
+                    )
+                })
+            }
             "quality" => match crate::store::legacy::readiness(&self.root) {
                 Readiness::Generation(id) => {
                     let store = Store::at(&self.root);
@@ -397,8 +442,9 @@ impl Service {
             "unresolved": counts.edges_unresolved,
             "chunks": counts.chunks,
             "vectors": counts.vectors,
+            "overlay_files": generation.overlay_files,
             "signature_views": counts.views_embedded + counts.views_reused,
-            "disk_bytes": Store::at(&self.root).disk_bytes(),
+            "disk_bytes": Store::at(&self.store_dir).disk_bytes(),
             "sufficiency_threshold": self.config.config.sufficiency_threshold,
         }))
     }

@@ -8,6 +8,7 @@
 pub(crate) mod legacy;
 pub mod manifest;
 pub(crate) mod read;
+pub mod shared;
 pub mod tables;
 
 use crate::error::StoreResult;

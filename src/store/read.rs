@@ -5,20 +5,20 @@
 
 use crate::error::StoreResult;
 use std::collections::HashMap;
-use std::path::Path;
 
-use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
+use arrow_array::{Array, Float32Array, RecordBatch, StringArray, UInt32Array};
 use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::index::scalar::FullTextSearchQuery;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use serde::{Deserialize, Serialize};
 
 use super::tables::{self, CHUNKS, col};
 use crate::graph::Edge;
 use crate::parse::{Entity, EntityKind};
 
 /// A chunk as retrieval shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChunkRow {
     pub id: String,
     pub entity_id: String,
@@ -35,34 +35,116 @@ pub struct ChunkTable {
     table: lancedb::Table,
 }
 
+/// A search hit: a chunk id and how good a match it is (higher is better; full-text hits
+/// score by BM25, vector hits by negated cosine distance).
+struct Hit {
+    id: String,
+    score: f32,
+}
+
 impl ChunkTable {
-    /// Chunk ids matching `words` in the full-text index, best first (at most `limit`).
-    /// `words` must be plain words: quotes, parentheses and operators are query syntax.
-    pub async fn full_text(&self, words: &str, limit: usize) -> StoreResult<Vec<String>> {
-        let query = self
+    async fn full_text(&self, words: &str, limit: usize, hidden: &str) -> StoreResult<Vec<Hit>> {
+        let mut query = self
             .table
             .query()
             .full_text_search(FullTextSearchQuery::new(words.to_string()));
-        best_ids(query, limit).await
+        if !hidden.is_empty() {
+            query = query.only_if(hidden);
+        }
+        hits(query, limit, "_score", 1.0).await
     }
 
-    /// Ids of the chunks with a vector nearest to `vector` (cosine), best first.
-    pub async fn nearest(&self, vector: &[f32], limit: usize) -> StoreResult<Vec<String>> {
+    async fn nearest(&self, vector: &[f32], limit: usize, hidden: &str) -> StoreResult<Vec<Hit>> {
+        let filter = if hidden.is_empty() {
+            "has_vector = true".to_string()
+        } else {
+            format!("has_vector = true AND {hidden}")
+        };
         let query = self
             .table
             .query()
             .nearest_to(vector)?
             .distance_type(DistanceType::Cosine)
-            .only_if("has_vector = true");
-        best_ids(query, limit).await
+            .only_if(filter);
+        hits(query, limit, "_distance", -1.0).await
     }
 }
 
-/// The `id` column of a search's first `limit` rows, in the search's order.
-async fn best_ids(
+/// The chunk searches of a generation: one table, or a shared base whose rows for some files
+/// are hidden plus a local overlay's table answering for those files. Hits of the two are
+/// merged by score (vector distances compare exactly; BM25 scores of two tables only
+/// approximately, their term statistics differ).
+pub struct ChunkSearch {
+    base: ChunkTable,
+    overlay: Option<ChunkTable>,
+    /// A SQL filter hiding the base's rows of the files the overlay covers ("" for none).
+    hidden: String,
+}
+
+impl ChunkSearch {
+    /// The searches of one generation's table.
+    pub fn single(table: ChunkTable) -> Self {
+        ChunkSearch {
+            base: table,
+            overlay: None,
+            hidden: String::new(),
+        }
+    }
+
+    /// A base table with the rows of `covered` paths hidden, and the overlay's table.
+    pub fn with_overlay(base: ChunkTable, overlay: ChunkTable, covered: &[String]) -> Self {
+        let hidden = if covered.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = covered
+                .iter()
+                .map(|p| format!("'{}'", p.replace('\'', "''")))
+                .collect();
+            format!("path NOT IN ({})", quoted.join(", "))
+        };
+        ChunkSearch {
+            base,
+            overlay: Some(overlay),
+            hidden,
+        }
+    }
+
+    /// Chunk ids matching `words` in the full-text index, best first (at most `limit`).
+    /// `words` must be plain words: quotes, parentheses and operators are query syntax.
+    pub async fn full_text(&self, words: &str, limit: usize) -> StoreResult<Vec<String>> {
+        let mut hits = self.base.full_text(words, limit, &self.hidden).await?;
+        if let Some(overlay) = &self.overlay {
+            hits.extend(overlay.full_text(words, limit, "").await?);
+            return Ok(best(hits, limit));
+        }
+        Ok(hits.into_iter().map(|h| h.id).collect())
+    }
+
+    /// Ids of the chunks with a vector nearest to `vector` (cosine), best first.
+    pub async fn nearest(&self, vector: &[f32], limit: usize) -> StoreResult<Vec<String>> {
+        let mut hits = self.base.nearest(vector, limit, &self.hidden).await?;
+        if let Some(overlay) = &self.overlay {
+            hits.extend(overlay.nearest(vector, limit, "").await?);
+            return Ok(best(hits, limit));
+        }
+        Ok(hits.into_iter().map(|h| h.id).collect())
+    }
+}
+
+/// The ids of the best `limit` hits of two tables (equal scores keep their order).
+fn best(mut hits: Vec<Hit>, limit: usize) -> Vec<String> {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.into_iter().take(limit).map(|h| h.id).collect()
+}
+
+/// The `id` and score column of a search's first `limit` rows, in the search's order; the
+/// score is the column times `sign` (so that higher is better).
+async fn hits(
     query: impl QueryBase + ExecutableQuery,
     limit: usize,
-) -> StoreResult<Vec<String>> {
+    score_column: &str,
+    sign: f32,
+) -> StoreResult<Vec<Hit>> {
     let batches: Vec<RecordBatch> = query
         .select(Select::columns(&["id"]))
         .limit(limit)
@@ -70,37 +152,57 @@ async fn best_ids(
         .await?
         .try_collect()
         .await?;
-    ids_of(&batches)
-}
-
-fn ids_of(batches: &[RecordBatch]) -> StoreResult<Vec<String>> {
-    let mut ids = Vec::new();
-    for batch in batches {
-        let column: &StringArray = col(batch, "id")?;
-        ids.extend((0..column.len()).map(|i| column.value(i).to_string()));
+    let mut hits = Vec::new();
+    for batch in &batches {
+        let ids: &StringArray = col(batch, "id")?;
+        let scores = batch
+            .column_by_name(score_column)
+            .and_then(|c| c.as_any().downcast_ref::<Float32Array>());
+        hits.extend((0..ids.len()).map(|i| Hit {
+            id: ids.value(i).to_string(),
+            score: scores.map_or(0.0, |s| sign * s.value(i)),
+        }));
     }
-    Ok(ids)
+    Ok(hits)
 }
 
-/// Everything retrieval holds of one generation.
-pub struct GenerationTables {
+/// Everything retrieval holds of one generation in memory, decoded from its tables (and
+/// cached on disk as is for a shared store's generations).
+#[derive(Default, Serialize, Deserialize)]
+pub struct DecodedTables {
     pub entities: Vec<Entity>,
     pub edges: Vec<Edge>,
     pub chunks: Vec<ChunkRow>,
-    pub chunk_table: ChunkTable,
     /// `entity id → signature-view vector` (empty in lexical and older generations).
     pub signature_views: HashMap<String, Vec<f32>>,
 }
 
-/// Opens and decodes the tables of the generation in `dir`.
-pub async fn open(dir: &Path) -> StoreResult<GenerationTables> {
-    let db = tables::connect(dir).await?;
+/// Everything retrieval holds of one generation.
+pub struct GenerationTables {
+    pub decoded: DecodedTables,
+    pub chunk_table: ChunkTable,
+}
+
+/// Opens the chunks table of the generation at `location`, for searches only.
+pub async fn open_chunk_table(location: &str) -> StoreResult<ChunkTable> {
+    let db = tables::connect(location).await?;
+    Ok(ChunkTable {
+        table: db.open_table(CHUNKS).execute().await?,
+    })
+}
+
+/// Opens and decodes the tables of the generation at `location` (a folder, or a shared
+/// store's `s3://…/generations/<id>`).
+pub async fn open(location: &str) -> StoreResult<GenerationTables> {
+    let db = tables::connect(location).await?;
     let table = db.open_table(CHUNKS).execute().await?;
     Ok(GenerationTables {
-        entities: tables::read_entities(&db).await?,
-        edges: tables::read_edges(&db).await?,
-        chunks: read_chunk_rows(&table).await?,
-        signature_views: tables::read_signature_views(&db).await?,
+        decoded: DecodedTables {
+            entities: tables::read_entities(&db).await?,
+            edges: tables::read_edges(&db).await?,
+            chunks: read_chunk_rows(&table).await?,
+            signature_views: tables::read_signature_views(&db).await?,
+        },
         chunk_table: ChunkTable { table },
     })
 }

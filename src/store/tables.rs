@@ -40,10 +40,16 @@ fn u32f(name: &str) -> Field {
     Field::new(name, DataType::UInt32, false)
 }
 
-/// Opens the LanceDB database of a generation folder.
-pub async fn connect(generation_dir: &Path) -> lancedb::Result<lancedb::Connection> {
-    let path = generation_dir.join(LANCE_DIR);
-    lancedb::connect(&path.to_string_lossy()).execute().await
+/// Opens the LanceDB database of a generation: `location` is its folder, or a shared
+/// store's `s3://…/generations/<id>` (credentials and endpoint from the environment).
+pub async fn connect(location: &str) -> lancedb::Result<lancedb::Connection> {
+    let uri = format!("{}/{LANCE_DIR}", location.trim_end_matches('/'));
+    lancedb::connect(&uri).execute().await
+}
+
+/// A generation folder as a [`connect`] location.
+pub fn location(dir: &Path) -> String {
+    dir.to_string_lossy().into_owned()
 }
 
 fn entities_batch(entities: &[Entity], views: Option<&Vectors>) -> StoreResult<RecordBatch> {
@@ -271,7 +277,7 @@ pub async fn write_tables(
     vectors: Option<&Vectors<'_>>,
     views: Option<&Vectors<'_>>,
 ) -> StoreResult<()> {
-    let db = connect(dir).await?;
+    let db = connect(&location(dir)).await?;
     let entities_table = db
         .create_table(ENTITIES, entities_batch(entities, views)?)
         .execute()
@@ -311,8 +317,8 @@ pub struct RowCounts {
 }
 
 /// Row counts of a generation's tables (validation before publication).
-pub async fn row_counts(dir: &Path) -> StoreResult<RowCounts> {
-    let db = connect(dir).await?;
+pub async fn row_counts(location: &str) -> StoreResult<RowCounts> {
+    let db = connect(location).await?;
     let count = |name: &'static str| {
         let db = db.clone();
         async move { db.open_table(name).execute().await?.count_rows(None).await }
@@ -366,7 +372,7 @@ fn opt_str(array: &StringArray, i: usize) -> Option<String> {
 /// reuse by the next build. Generations written before signature views existed yield chunk
 /// vectors only.
 pub async fn read_vectors(dir: &Path) -> StoreResult<HashMap<String, Vec<f32>>> {
-    let db = connect(dir).await?;
+    let db = connect(&location(dir)).await?;
     let mut out = HashMap::new();
     for (table, hash_column) in [(CHUNKS, "content_hash"), (ENTITIES, "view_hash")] {
         vectors_by(&db, table, hash_column, &mut out).await?;

@@ -1,0 +1,251 @@
+//! The overlay: a small local generation for the files of a working tree that differ from the
+//! generation it reads (a team's shared index read from another branch or checkout). Files are
+//! compared by their bytes' hash with the base manifest: edited and added files are parsed,
+//! chunked and embedded here; deleted ones are only listed. The overlay is written as ordinary
+//! tables into a folder keyed by the base generation, the working tree and the differences, so
+//! an unchanged tree reopens it without any work. Merging it over the base is the reader's job
+//! (`retrieve::generation`); this module only builds.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::{self, Chunk};
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{BuildError, Stage};
+use crate::graph::{self, Graph};
+use crate::parse::{self, Entity};
+use crate::store::manifest::{Counts, FileRecord};
+use crate::store::{Manifest, tables};
+use crate::walk::{self, SourceFile, WalkOptions};
+
+/// The record an overlay folder keeps of what it covers.
+const RECORD: &str = "overlay.json";
+
+/// How a working tree differs from a generation: by path, each file's bytes' hash.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Differences {
+    /// Edited or added files and the hash of their bytes now.
+    pub present: BTreeMap<String, String>,
+    /// Files the generation indexed that the tree no longer has.
+    pub deleted: Vec<String>,
+}
+
+impl Differences {
+    /// No file differs.
+    pub fn is_empty(&self) -> bool {
+        self.present.is_empty() && self.deleted.is_empty()
+    }
+
+    /// Every path the overlay answers for (the base's rows of these are hidden).
+    pub fn covered(&self) -> Vec<String> {
+        self.present
+            .keys()
+            .chain(self.deleted.iter())
+            .cloned()
+            .collect()
+    }
+}
+
+/// What an overlay folder was built from; equal records mean the folder can be reused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Record {
+    base_id: String,
+    root: String,
+    differences: Differences,
+    /// Whether chunks and signature views carry vectors.
+    embedded: bool,
+    files: BTreeMap<String, FileRecord>,
+}
+
+/// A built (or reopened) overlay.
+#[derive(Debug, Clone)]
+pub struct Overlay {
+    /// The folder holding its tables.
+    pub dir: PathBuf,
+    pub differences: Differences,
+    /// The manifest records of the edited and added files.
+    pub files: BTreeMap<String, FileRecord>,
+    pub embedded: bool,
+}
+
+/// The parsed, chunked differing files, ready to embed and write.
+pub struct Plan {
+    differences: Differences,
+    graph: Graph,
+    chunks: Vec<Chunk>,
+    entities: Vec<Entity>,
+    dir: PathBuf,
+    record: Record,
+}
+
+impl Plan {
+    /// Chunks of the differing files (what embedding costs).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+}
+
+/// Walks `root` and compares it with `base`: the differences, and the differing files read.
+pub fn differences(
+    base: &Manifest,
+    root: &Path,
+    config: &Config,
+) -> Result<(Differences, Vec<SourceFile>), BuildError> {
+    let options = WalkOptions {
+        max_file_bytes: config.index.max_file_bytes,
+        ignore_globs: Vec::new(),
+        exclude_dirs: vec![root.join(".knowcode")],
+    };
+    let walked = walk::walk(root, &options, &parse::languages::is_supported)
+        .map_err(BuildError::at(Stage::Walk))?;
+    let skipped: HashSet<&str> = base.skipped.iter().map(|s| s.path.as_str()).collect();
+    let mut differences = Differences::default();
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    for file in walked.files {
+        seen.insert(file.rel_path.clone());
+        let hash = file.state.content_hash.clone().unwrap_or_default();
+        let same = match base.files.get(&file.rel_path) {
+            Some(record) => record.content_hash.as_deref() == Some(hash.as_str()),
+            None => skipped.contains(file.rel_path.as_str()),
+        };
+        if !same {
+            differences.present.insert(file.rel_path.clone(), hash);
+            files.push(file);
+        }
+    }
+    let walk_skipped: HashSet<&str> = walked.skipped.iter().map(|s| s.path.as_str()).collect();
+    differences.deleted = base
+        .files
+        .keys()
+        .filter(|p| !seen.contains(*p) && !walk_skipped.contains(p.as_str()))
+        .cloned()
+        .collect();
+    Ok((differences, files))
+}
+
+/// The overlay of `root` over generation `base_id`: reopened when `overlays_dir` already holds
+/// one for the same differences, else planned (`Err(plan)`: embed and [`write`] it).
+pub fn open_or_plan(
+    base_id: &str,
+    base: &Manifest,
+    root: &Path,
+    config: &Config,
+    overlays_dir: &Path,
+    embed: bool,
+) -> Result<Option<Result<Overlay, Box<Plan>>>, BuildError> {
+    let (differences, files) = differences(base, root, config)?;
+    if differences.is_empty() {
+        return Ok(None);
+    }
+    let root_text = root.to_string_lossy().into_owned();
+    let key = crate::text::bytes_hash(format!("{base_id}\n{root_text}").as_bytes());
+    let dir = overlays_dir.join(&key[..16]);
+    if let Some(record) = read_record(&dir)
+        && record.base_id == base_id
+        && record.differences == differences
+        && record.embedded == embed
+    {
+        return Ok(Some(Ok(Overlay {
+            dir,
+            differences,
+            files: record.files,
+            embedded: record.embedded,
+        })));
+    }
+    let parsed = parse::parse_all(files, &|| {});
+    let graph = graph::build(&parsed);
+    let chunks = chunk::chunk_all(&parsed, config.index.max_chunk_tokens);
+    let entities: Vec<Entity> = parsed.iter().flat_map(|f| f.entities.clone()).collect();
+    let unresolved = &graph.unresolved_by_file;
+    let records = parsed
+        .iter()
+        .map(|f| {
+            let n = unresolved.get(&f.path).copied().unwrap_or(0);
+            (f.path.clone(), FileRecord::of(f, n))
+        })
+        .collect();
+    let record = Record {
+        base_id: base_id.to_string(),
+        root: root_text,
+        differences: differences.clone(),
+        embedded: embed,
+        files: records,
+    };
+    Ok(Some(Err(Box::new(Plan {
+        differences,
+        graph,
+        chunks,
+        entities,
+        dir,
+        record,
+    }))))
+}
+
+/// Chunk and signature-view vectors of a plan (nothing is reused: the files differ).
+pub fn embed(plan: &Plan, embedder: &mut Embedder) -> (super::VectorRows, super::VectorRows) {
+    let mut counts = Counts::default();
+    super::embed_chunks_and_views(
+        embedder,
+        &plan.chunks,
+        &plan.entities,
+        &Default::default(),
+        &mut counts,
+        &super::NoProgress,
+    )
+}
+
+/// Writes a planned overlay's tables (with `vectors` when embedded) and its record, replacing
+/// any older overlay of the same tree and base.
+pub async fn write(
+    plan: Box<Plan>,
+    vectors: Option<(super::VectorRows, super::VectorRows)>,
+    dimension: usize,
+) -> Result<Overlay, BuildError> {
+    let staging = plan
+        .dir
+        .with_extension(format!("part{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(BuildError::at(Stage::Store))?;
+    let vectors = vectors.as_ref().map(|(chunks, views)| {
+        (
+            tables::Vectors {
+                dimension,
+                rows: chunks,
+            },
+            tables::Vectors {
+                dimension,
+                rows: views,
+            },
+        )
+    });
+    tables::write_tables(
+        &staging,
+        &plan.entities,
+        &plan.graph.edges,
+        &plan.chunks,
+        vectors.as_ref().map(|(chunks, _)| chunks),
+        vectors.as_ref().map(|(_, views)| views),
+    )
+    .await
+    .map_err(BuildError::at(Stage::Store))?;
+    let mut record = plan.record.clone();
+    record.embedded = vectors.is_some();
+    let json = serde_json::to_vec_pretty(&record).map_err(BuildError::at(Stage::Store))?;
+    std::fs::write(staging.join(RECORD), json).map_err(BuildError::at(Stage::Store))?;
+    let _ = std::fs::remove_dir_all(&plan.dir);
+    std::fs::rename(&staging, &plan.dir).map_err(BuildError::at(Stage::Store))?;
+    Ok(Overlay {
+        dir: plan.dir,
+        differences: plan.differences,
+        files: record.files,
+        embedded: record.embedded,
+    })
+}
+
+fn read_record(dir: &Path) -> Option<Record> {
+    serde_json::from_slice(&std::fs::read(dir.join(RECORD)).ok()?).ok()
+}

@@ -1,0 +1,143 @@
+//! A build into a shared store (`knowcode index --store s3://…`): the generation is staged on
+//! disk in the store's local folder (a mirror whose `current` is the shared one, so unchanged
+//! chunks reuse its vectors), built by the ordinary pipeline, uploaded, validated where it now
+//! lives, and published by one conditional write of the shared `current`. The build lease
+//! makes a second builder fail fast with `store_locked`; the conditional write makes sure of
+//! it. This module owns that order; the objects and writes are `store::shared`'s.
+
+use crate::error::{BuildError, ErrorCode, KnowcodeError, Stage};
+use crate::store::shared::{Pointer, SharedStore};
+use crate::store::{Manifest, Staging, Store, tables};
+
+use super::{IndexOptions, IndexSummary, Progress, fail_point};
+
+/// Builds `options.root` into `shared`; `options.store_dir` must be the store's local folder
+/// ([`SharedStore::local_dir`]).
+pub async fn run(
+    options: &IndexOptions,
+    shared: &SharedStore,
+    progress: &dyn Progress,
+) -> Result<IndexSummary, BuildError> {
+    let refused = |e: crate::store::shared::SharedError| BuildError::Refused(e.to_knowcode());
+    let holder = builder_name();
+    let Some(lease) = shared.acquire_lease(&holder).await.map_err(refused)? else {
+        let who = shared
+            .lease_holder()
+            .await
+            .unwrap_or_else(|| "another builder".into());
+        return Err(BuildError::Refused(KnowcodeError::new(
+            ErrorCode::StoreLocked,
+            format!("{} is being built by {who}", shared.uri()),
+        )));
+    };
+    let result = build_and_publish(options, shared, progress).await;
+    if let Err(e) = shared.release(lease).await {
+        tracing::warn!("could not release the build lease: {e}");
+    }
+    result
+}
+
+async fn build_and_publish(
+    options: &IndexOptions,
+    shared: &SharedStore,
+    progress: &dyn Progress,
+) -> Result<IndexSummary, BuildError> {
+    let share = BuildError::at(Stage::Share);
+    let before = shared.current().await.map_err(share)?;
+    let store = Store::at(&options.store_dir);
+    mirror_current(&store, shared, before.as_ref()).await;
+    let summary = super::run(options, progress).await?;
+    if !summary.published {
+        return Ok(summary);
+    }
+    let id = summary.generation_id.clone();
+    let dir = store.generation_dir(&id);
+    shared
+        .upload_generation(&id, &dir)
+        .await
+        .map_err(BuildError::at(Stage::Share))?;
+    validate(shared, &id, &dir).await?;
+    fail_point(Stage::Share)?;
+    let moved = shared
+        .publish(&id, before.as_ref())
+        .await
+        .map_err(BuildError::at(Stage::Share))?;
+    if !moved {
+        return Err(BuildError::Refused(KnowcodeError::new(
+            ErrorCode::StoreLocked,
+            format!(
+                "another builder published to {} meanwhile; generation {id} was uploaded but not made current",
+                shared.uri()
+            ),
+        )));
+    }
+    match shared.clean(options.config.index.keep_generations).await {
+        Ok(n) if n > 0 => tracing::info!("removed {n} old or incomplete shared generation(s)"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("could not clean old shared generations: {e}"),
+    }
+    Ok(summary)
+}
+
+/// Makes the local folder's `current` the shared one (downloading it when missing), so the
+/// pipeline reuses its vectors and never trades a shared full generation for a lexical one.
+/// A failure only costs reuse: the build goes on and embeds everything.
+async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Pointer>) {
+    let Some(pointer) = pointer else { return };
+    if store.current_id().as_deref() == Some(pointer.id.as_str()) {
+        return;
+    }
+    let adopt = async {
+        let _lock = store.lock().map_err(|e| e.to_string())?;
+        store.clean(usize::MAX).map_err(|e| e.to_string())?;
+        let staging = Staging {
+            id: pointer.id.clone(),
+            dir: store.base().join("staging").join(&pointer.id),
+        };
+        shared
+            .download_generation(&pointer.id, &staging.dir)
+            .await
+            .map_err(|e| e.to_string())?;
+        store.publish(staging).map_err(|e| e.to_string())
+    };
+    if let Err(why) = adopt.await {
+        tracing::warn!(
+            "could not mirror shared generation {} ({why}); embedding everything",
+            pointer.id
+        );
+    }
+}
+
+/// The uploaded generation, opened where readers will open it, holds what its manifest says.
+async fn validate(shared: &SharedStore, id: &str, dir: &std::path::Path) -> Result<(), BuildError> {
+    let fail = BuildError::at(Stage::Share);
+    let manifest = Manifest::read(dir).map_err(BuildError::at(Stage::Share))?;
+    let counts = tables::row_counts(&shared.generation_uri(id))
+        .await
+        .map_err(fail)?;
+    let expected = (
+        manifest.counts.entities,
+        manifest.counts.edges,
+        manifest.counts.chunks,
+        manifest.counts.vectors,
+    );
+    let found = (counts.entities, counts.edges, counts.chunks, counts.vectors);
+    if found != expected {
+        return Err(BuildError::at(Stage::Share)(anyhow::anyhow!(
+            "validation on the shared store failed: read (entities, edges, chunks, vectors) = {found:?}, the manifest says {expected:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// `user@host pid N`, for the lease and `store_locked`'s message.
+fn builder_name() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "someone".into());
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into());
+    format!("{user}@{host} pid {}", std::process::id())
+}

@@ -1,0 +1,194 @@
+//! Reading a generation through a working tree's overlay: the overlay (`index::overlay`, built
+//! or reopened here when a generation is opened for a `--root` that differs from it) replaces
+//! the base's entities, edges, chunks and signature views of every file it covers, deleted
+//! files vanish, and the chunk searches run over both tables. This module merges; it never
+//! decides what differs (that is `index::overlay`) and never ranks.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::KnowcodeError;
+use crate::graph::Resolution;
+use crate::index::overlay::{self as build, Overlay};
+use crate::store::manifest::Counts;
+use crate::store::read::{ChunkSearch, ChunkTable, DecodedTables};
+use crate::store::{GenerationKind, Manifest, tables};
+
+/// The retriever's model slot, shared so an overlay embeds with the model queries use.
+pub type EmbedSlot = Arc<std::sync::Mutex<Option<Result<Embedder, KnowcodeError>>>>;
+
+/// What an overlay is built with.
+#[derive(Clone)]
+pub struct OverlaySettings {
+    pub config: Config,
+    pub embedder: EmbedSlot,
+    /// The folder overlays are kept in (one subfolder per base generation and tree).
+    pub dir: PathBuf,
+}
+
+/// A generation's parts before (and after) an overlay is applied.
+pub struct Parts {
+    pub manifest: Manifest,
+    pub decoded: DecodedTables,
+    pub search: ChunkSearch,
+    /// Files the overlay answers for (0: no overlay).
+    pub overlay_files: usize,
+}
+
+/// The base's parts with the overlay of `tree` merged in (unchanged when nothing differs).
+pub async fn apply(
+    base_id: &str,
+    manifest: Manifest,
+    decoded: DecodedTables,
+    table: ChunkTable,
+    tree: &Path,
+    settings: &OverlaySettings,
+) -> anyhow::Result<Parts> {
+    let embed = manifest.kind == GenerationKind::Full
+        && manifest
+            .embedding
+            .as_ref()
+            .is_some_and(|info| crate::embed::check_compatible(info, &settings.config).is_ok());
+    let planned = {
+        let (id, base, tree) = (base_id.to_string(), manifest.clone(), tree.to_path_buf());
+        let (config, dir) = (settings.config.clone(), settings.dir.clone());
+        tokio::task::spawn_blocking(move || {
+            build::open_or_plan(&id, &base, &tree, &config, &dir, embed)
+        })
+        .await??
+    };
+    let overlay = match planned {
+        None => {
+            return Ok(Parts {
+                manifest,
+                decoded,
+                search: ChunkSearch::single(table),
+                overlay_files: 0,
+            });
+        }
+        Some(Ok(overlay)) => overlay,
+        Some(Err(plan)) => build_overlay(*plan, embed, settings).await?,
+    };
+    let opened = crate::store::read::open(&tables::location(&overlay.dir)).await?;
+    let covered = overlay.differences.covered();
+    Ok(Parts {
+        manifest: merged_manifest(manifest, &overlay),
+        decoded: merge(decoded, opened.decoded, &covered),
+        search: ChunkSearch::with_overlay(table, opened.chunk_table, &covered),
+        overlay_files: covered.len(),
+    })
+}
+
+/// Embeds (when the base has vectors and the model loads) and writes a planned overlay.
+async fn build_overlay(
+    plan: build::Plan,
+    embed: bool,
+    settings: &OverlaySettings,
+) -> anyhow::Result<Overlay> {
+    let started = std::time::Instant::now();
+    let chunks = plan.chunk_count();
+    let (plan, vectors) = if embed {
+        let slot = Arc::clone(&settings.embedder);
+        let config = settings.config.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+            let embedder = slot.get_or_insert_with(|| Embedder::load(&config));
+            let vectors = match embedder.as_mut() {
+                Ok(embedder) => Some((build::embed(&plan, embedder), embedder.info().dimension)),
+                Err(why) => {
+                    tracing::warn!("overlay without vectors: {}", why.message);
+                    None
+                }
+            };
+            (plan, vectors)
+        })
+        .await?
+    } else {
+        (plan, None)
+    };
+    let (vectors, dimension) = match vectors {
+        Some((rows, dimension)) => (Some(rows), dimension),
+        None => (None, 0),
+    };
+    let overlay = build::write(Box::new(plan), vectors, dimension).await?;
+    tracing::info!(
+        "overlay: {} file(s) differ from the index ({} chunks) — built in {:.2}s",
+        overlay.differences.covered().len(),
+        chunks,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(overlay)
+}
+
+/// The base manifest with the overlay's file records in place of the covered files' (so
+/// freshness compares the tree with what answers describe).
+fn merged_manifest(mut manifest: Manifest, overlay: &Overlay) -> Manifest {
+    for path in overlay.differences.covered() {
+        manifest.files.remove(&path);
+    }
+    manifest.files.extend(overlay.files.clone());
+    manifest.counts = Counts {
+        files: manifest.files.len(),
+        ..manifest.counts
+    };
+    manifest
+}
+
+/// The base's rows minus those of `covered` files, plus the overlay's rows. An overlay
+/// reference its own files could not resolve is resolved against the merged entities when
+/// exactly one has that name.
+pub fn merge(base: DecodedTables, overlay: DecodedTables, covered: &[String]) -> DecodedTables {
+    let covered: HashSet<&str> = covered.iter().map(String::as_str).collect();
+    let mut entities: Vec<_> = base
+        .entities
+        .into_iter()
+        .filter(|e| !covered.contains(e.path.as_str()))
+        .collect();
+    entities.extend(overlay.entities);
+    let kept: HashSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
+    let mut signature_views = base.signature_views;
+    signature_views.retain(|id, _| kept.contains(id.as_str()));
+    signature_views.extend(overlay.signature_views);
+    let mut chunks: Vec<_> = base
+        .chunks
+        .into_iter()
+        .filter(|c| !covered.contains(c.path.as_str()))
+        .collect();
+    chunks.extend(overlay.chunks);
+    let mut edges: Vec<_> = base
+        .edges
+        .into_iter()
+        .filter(|e| !covered.contains(e.path.as_str()))
+        .collect();
+    let mut by_name: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+    for entity in &entities {
+        by_name
+            .entry(entity.name.as_str())
+            .or_default()
+            .push(entity.id.as_str());
+    }
+    edges.extend(overlay.edges.into_iter().map(|mut edge| {
+        if edge.target.is_none() {
+            let name = edge
+                .target_name
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(&edge.target_name);
+            if let Some([only]) = by_name.get(name).map(Vec::as_slice) {
+                edge.target = Some(only.to_string());
+                edge.resolution = Resolution::UniqueName;
+                edge.candidates = 1;
+            }
+        }
+        edge
+    }));
+    DecodedTables {
+        entities,
+        edges,
+        chunks,
+        signature_views,
+    }
+}
