@@ -90,6 +90,12 @@ async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Po
     let adopt = async {
         let _lock = store.lock().map_err(|e| e.to_string())?;
         store.clean(usize::MAX).map_err(|e| e.to_string())?;
+        if Manifest::read(&store.generation_dir(&pointer.id)).is_ok() {
+            // Built here before (and current here until a later build of ours).
+            return store
+                .point_current_at(&pointer.id)
+                .map_err(|e| e.to_string());
+        }
         let staging = Staging {
             id: pointer.id.clone(),
             dir: store.base().join("staging").join(&pointer.id),
@@ -98,7 +104,10 @@ async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Po
             .download_generation(&pointer.id, &staging.dir)
             .await
             .map_err(|e| e.to_string())?;
-        store.publish(staging).map_err(|e| e.to_string())
+        store
+            .publish(staging)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     };
     if let Err(why) = adopt.await {
         tracing::warn!(

@@ -120,11 +120,17 @@ impl Store {
         let target = generations.join(&staging.id);
         std::fs::rename(&staging.dir, &target)?;
         sync_dir(&generations)?;
-        let tmp = self.base.join("current.tmp");
-        write_synced(&tmp, format!("{}\n", staging.id).as_bytes())?;
-        std::fs::rename(&tmp, self.base.join(CURRENT))?;
-        sync_dir(&self.base)?;
+        self.point_current_at(&staging.id)?;
         Ok(staging.id)
+    }
+
+    /// Replaces `current` with `id` atomically (write, fsync, rename, fsync); the generation
+    /// must already be in place.
+    pub fn point_current_at(&self, id: &str) -> StoreResult<()> {
+        let tmp = self.base.join("current.tmp");
+        write_synced(&tmp, format!("{id}\n").as_bytes())?;
+        std::fs::rename(&tmp, self.base.join(CURRENT))?;
+        sync_dir(&self.base)
     }
 
     /// Published generation ids, oldest first.

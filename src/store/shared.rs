@@ -85,15 +85,17 @@ impl SharedError {
         SharedError {
             uri: uri.to_string(),
             step,
-            message: mask_secrets(&message.to_string()),
+            message: mask_secrets(&without_xml(&message.to_string())),
         }
     }
 
     fn from_object_store(uri: &str, step: Step, error: object_store::Error) -> Self {
+        let text = error.to_string();
         let step = match &error {
             object_store::Error::Unauthenticated { .. }
             | object_store::Error::PermissionDenied { .. } => Step::Authenticate,
-            object_store::Error::Generic { .. } if looks_unreachable(&error) => Step::Reach,
+            _ if looks_refused(&text) => Step::Authenticate,
+            _ if looks_unreachable(&text) => Step::Reach,
             _ => step,
         };
         SharedError::new(uri, step, error)
@@ -127,17 +129,51 @@ impl From<SharedError> for KnowcodeError {
     }
 }
 
-fn looks_unreachable(error: &object_store::Error) -> bool {
-    let text = format!("{error:?}").to_ascii_lowercase();
+/// The server answered, and refused the credentials (S3 reports some as generic 403s).
+fn looks_refused(text: &str) -> bool {
     [
-        "connect",
-        "dns",
-        "timed out",
-        "timeout",
-        "connection refused",
+        "403 Forbidden",
+        "401 Unauthorized",
+        "SignatureDoesNotMatch",
+        "InvalidAccessKeyId",
+        "AccessDenied",
+        "ExpiredToken",
     ]
     .iter()
     .any(|needle| text.contains(needle))
+}
+
+/// No answer at all: connection, DNS or timeout failures.
+fn looks_unreachable(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    [
+        "error sending request",
+        "connection refused",
+        "dns error",
+        "timed out",
+        "tcp connect",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// An S3 error body (`<Error><Code>…</Code><Message>…</Message>…`) shortened to its code and
+/// message; other text as it is.
+fn without_xml(text: &str) -> String {
+    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
+        return text.to_string();
+    };
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let from = text.find(&open)? + open.len();
+        let to = text[from..].find('<')? + from;
+        Some(text[from..to].to_string())
+    };
+    let head = text[..start].trim_end().trim_end_matches(':');
+    match (tag("Code"), tag("Message")) {
+        (Some(code), Some(message)) => format!("{head}: {code}: {message}"),
+        _ => head.to_string(),
+    }
 }
 
 /// `text` with the values of the credential variables replaced by `***`.
@@ -590,6 +626,16 @@ mod tests {
         let err = SharedStore::open("s3:///x").unwrap_err();
         assert_eq!(err.step, Step::Configure);
         assert_eq!(err.to_knowcode().code, ErrorCode::StoreUnreachable);
+    }
+
+    #[test]
+    fn s3_error_bodies_shrink_to_code_and_message() {
+        let text = "GET failed: 403 Forbidden: <?xml version=\"1.0\"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>Bad signature.</Message><RequestId>x</RequestId></Error>";
+        assert_eq!(
+            without_xml(text),
+            "GET failed: 403 Forbidden: SignatureDoesNotMatch: Bad signature."
+        );
+        assert_eq!(without_xml("plain"), "plain");
     }
 
     #[test]

@@ -1,0 +1,458 @@
+//! A team's shared index on S3-compatible object storage, against a real loopback server
+//! (moto, started by `scripts/test` through `scripts/loopback-s3.py`, which exports
+//! `KNOWCODE_TEST_S3_*`): publication, a second checkout's overlay, a killed build, two
+//! builders at once, and typed errors that never print a secret.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{copy_dir, fixtures, require_model};
+use serde_json::Value;
+
+/// The loopback server `scripts/test` started.
+struct Loopback {
+    endpoint: String,
+    bucket: String,
+    key_id: String,
+    secret: String,
+}
+
+fn loopback() -> Loopback {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: run the tests with scripts/test, which starts the loopback S3 server (scripts/loopback-s3.py)")
+        })
+    };
+    Loopback {
+        endpoint: var("KNOWCODE_TEST_S3_ENDPOINT"),
+        bucket: var("KNOWCODE_TEST_S3_BUCKET"),
+        key_id: var("KNOWCODE_TEST_S3_KEY_ID"),
+        secret: var("KNOWCODE_TEST_S3_SECRET"),
+    }
+}
+
+impl Loopback {
+    /// A prefix of the bucket no other test uses.
+    fn store(&self, name: &str) -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        format!("s3://{}/{name}-{}-{nanos}", self.bucket, std::process::id())
+    }
+
+    /// The binary with the server's environment (credentials from the environment only).
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_knowcode"));
+        command
+            .args(args)
+            .env_remove("KNOWCODE_FAIL_STAGE")
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", &self.key_id)
+            .env("AWS_SECRET_ACCESS_KEY", &self.secret);
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("knowcode runs")
+    }
+
+    fn ok_json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "knowcode {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one JSON object")
+    }
+}
+
+fn python_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures().join("python"), dir.path());
+    dir
+}
+
+fn path(dir: &Path) -> &str {
+    dir.to_str().unwrap()
+}
+
+/// A checkout on another branch: `Cart.add` renamed, `pricing.py` deleted, `shipping.py` added.
+fn branch_of(tree: &Path) -> tempfile::TempDir {
+    let branch = tempfile::tempdir().unwrap();
+    copy_dir(tree, branch.path());
+    let cart = branch.path().join("shop/cart.py");
+    let text = std::fs::read_to_string(&cart).unwrap();
+    assert!(text.contains("def add(self, item):"));
+    std::fs::write(
+        &cart,
+        text.replace(
+            "def add(self, item):",
+            "def add_item(self, item, quantity=1):",
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(branch.path().join("shop/pricing.py")).unwrap();
+    std::fs::write(
+        branch.path().join("shop/shipping.py"),
+        "\"\"\"Shipping costs.\"\"\"\n\n\ndef shipping_fee(weight_kg, express=False):\n    \"\"\"Compute the parcel shipping fee from its weight; express doubles it.\"\"\"\n    base = 4.5 + 1.2 * weight_kg\n    return base * 2 if express else base\n",
+    )
+    .unwrap();
+    branch
+}
+
+fn ids(search: &Value) -> Vec<String> {
+    search["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_generation_built_to_the_bucket_answers_another_checkout_through_its_overlay() {
+    require_model();
+    let s3 = loopback();
+    let store = s3.store("overlay");
+    let tree = python_tree();
+    let built = s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
+    assert_eq!(built["published"], true);
+    assert_eq!(built["kind"], "full");
+
+    // The checkout it was built from: nothing differs, no overlay.
+    let same = s3.ok_json(&[
+        "inspect",
+        "freshness",
+        "--store",
+        &store,
+        "--root",
+        path(tree.path()),
+        "--json",
+    ]);
+    assert_eq!(same["generation_id"], built["generation_id"]);
+    assert_eq!(same["is_stale"], false, "{same}");
+    assert!(same.get("overlay_files").is_none(), "{same}");
+
+    // Another branch: an edited, an added and a deleted file, answered by the overlay.
+    let branch = branch_of(tree.path());
+    let root = path(branch.path());
+    let fresh = s3.ok_json(&[
+        "inspect",
+        "freshness",
+        "--store",
+        &store,
+        "--root",
+        root,
+        "--json",
+    ]);
+    assert_eq!(fresh["overlay_files"], 3, "{fresh}");
+    assert_eq!(
+        fresh["is_stale"], false,
+        "the overlay covers every difference: {fresh}"
+    );
+
+    let answer = s3.ok_json(&[
+        "query",
+        "shipping fee computed from the parcel weight",
+        "--store",
+        &store,
+        "--root",
+        root,
+        "--json",
+    ]);
+    let context = answer["context_text"].as_str().unwrap();
+    assert!(
+        context.starts_with("## shipping_fee"),
+        "the added file answers: {answer}"
+    );
+    let renamed = s3.ok_json(&[
+        "search", "add_item", "--store", &store, "--root", root, "--json",
+    ]);
+    assert!(ids(&renamed).contains(&"shop/cart.py::Cart.add_item".to_string()));
+    let old = s3.ok_json(&[
+        "search", "Cart.add", "--store", &store, "--root", root, "--json",
+    ]);
+    assert!(
+        !ids(&old).contains(&"shop/cart.py::Cart.add".to_string()),
+        "the edited file's old entity is gone: {old}"
+    );
+    let deleted = s3.ok_json(&[
+        "search",
+        "round_cents",
+        "--store",
+        &store,
+        "--root",
+        root,
+        "--json",
+    ]);
+    assert!(
+        ids(&deleted)
+            .iter()
+            .all(|id| !id.starts_with("shop/pricing.py")),
+        "the deleted file vanished: {deleted}"
+    );
+
+    // The base is unchanged for the checkout it was built from.
+    let base = s3.ok_json(&[
+        "search",
+        "round_cents",
+        "--store",
+        &store,
+        "--root",
+        path(tree.path()),
+        "--json",
+    ]);
+    assert!(ids(&base).contains(&"shop/pricing.py::round_cents".to_string()));
+}
+
+/// Starts a build that stops for good where it would move the shared `current`, and returns
+/// once it got there (its stage log says so).
+fn build_stuck_before_publishing(
+    s3: &Loopback,
+    tree: &Path,
+    store: &str,
+    lease_seconds: &str,
+) -> std::process::Child {
+    let mut child = s3
+        .command(&["index", path(tree), "--store", store, "--json"])
+        .env("KNOWCODE_FAIL_STAGE", "share:hang")
+        .env("KNOWCODE_LEASE_SECONDS", lease_seconds)
+        .env("RUST_LOG", "knowcode::stage=info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if line.contains("stage=\"share\"") || line.contains("stage=share") {
+            return child;
+        }
+        seen.push(line);
+    }
+    panic!("the build never reached the share stage: {seen:#?}");
+}
+
+#[test]
+fn a_build_killed_before_the_pointer_moves_leaves_the_previous_generation_current() {
+    require_model();
+    let s3 = loopback();
+    let store = s3.store("killed");
+    let tree = python_tree();
+    let first = s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
+    let branch = branch_of(tree.path());
+
+    let mut stuck = build_stuck_before_publishing(&s3, branch.path(), &store, "1");
+    stuck.kill().unwrap();
+    stuck.wait().unwrap();
+
+    // Readers still get the first generation, whole.
+    let fresh = s3.ok_json(&[
+        "inspect",
+        "freshness",
+        "--store",
+        &store,
+        "--root",
+        path(tree.path()),
+        "--json",
+    ]);
+    assert_eq!(fresh["generation_id"], first["generation_id"]);
+    let hit = s3.ok_json(&[
+        "search",
+        "round_cents",
+        "--store",
+        &store,
+        "--root",
+        path(tree.path()),
+        "--json",
+    ]);
+    assert!(ids(&hit).contains(&"shop/pricing.py::round_cents".to_string()));
+
+    // Once the dead builder's lease expired, the next build publishes.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let next = s3.ok_json(&["index", path(branch.path()), "--store", &store, "--json"]);
+    assert_eq!(next["published"], true);
+    let now = s3.ok_json(&[
+        "inspect",
+        "freshness",
+        "--store",
+        &store,
+        "--root",
+        path(branch.path()),
+        "--json",
+    ]);
+    assert_eq!(now["generation_id"], next["generation_id"]);
+    assert_ne!(next["generation_id"], first["generation_id"]);
+}
+
+#[test]
+fn of_two_builders_at_once_the_second_is_told_store_locked() {
+    require_model();
+    let s3 = loopback();
+    let store = s3.store("locked");
+    let tree = python_tree();
+    let first = s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
+
+    let mut holder = build_stuck_before_publishing(&s3, tree.path(), &store, "600");
+    let second = s3.run(&["index", path(tree.path()), "--store", &store, "--json"]);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(!second.status.success());
+    let error: Value = serde_json::from_slice(&second.stdout).expect("a JSON error");
+    assert_eq!(error["code"], "store_locked", "{error}");
+    assert!(
+        error["error"].as_str().unwrap().contains("pid"),
+        "names the holder: {error}"
+    );
+    let fresh = s3.ok_json(&[
+        "inspect",
+        "freshness",
+        "--store",
+        &store,
+        "--root",
+        path(tree.path()),
+        "--json",
+    ]);
+    assert_eq!(fresh["generation_id"], first["generation_id"]);
+}
+
+fn assert_secret_absent(out: &Output, secret: &str) {
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(
+            !String::from_utf8_lossy(stream).contains(secret),
+            "the secret was printed: {}",
+            String::from_utf8_lossy(stream)
+        );
+    }
+}
+
+#[test]
+fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secret() {
+    let s3 = loopback();
+    let store = s3.store("errors");
+    let tree = python_tree();
+    let root = path(tree.path());
+
+    let wrong_secret = "wrong-secret-value-do-not-print";
+    let refused = s3
+        .command(&[
+            "query",
+            "cart total",
+            "--store",
+            &store,
+            "--root",
+            root,
+            "--json",
+        ])
+        .env("AWS_SECRET_ACCESS_KEY", wrong_secret)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let error: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(error["code"], "store_unreachable", "{error}");
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .contains("AWS_SECRET_ACCESS_KEY")
+    );
+    assert_secret_absent(&refused, wrong_secret);
+
+    let unknown_key = s3
+        .command(&["index", root, "--store", &store, "--json", "--no-embed"])
+        .env("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
+        .output()
+        .unwrap();
+    let error: Value = serde_json::from_slice(&unknown_key.stdout).unwrap();
+    assert_eq!(error["code"], "store_unreachable", "{error}");
+    assert_secret_absent(&unknown_key, &s3.secret);
+
+    let unreachable = s3
+        .command(&[
+            "query",
+            "cart total",
+            "--store",
+            &store,
+            "--root",
+            root,
+            "--json",
+        ])
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    let error: Value = serde_json::from_slice(&unreachable.stdout).unwrap();
+    assert_eq!(error["code"], "store_unreachable", "{error}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("AWS_ENDPOINT_URL"),
+        "{error}"
+    );
+    assert_secret_absent(&unreachable, &s3.secret);
+
+    // doctor names the failing step.
+    let doctor = s3
+        .command(&["doctor", "--store", &store, "--json"])
+        .current_dir(tree.path())
+        .env("AWS_SECRET_ACCESS_KEY", wrong_secret)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let check = common::doctor_check(&report, "store");
+    assert_eq!(check["status"], "fail", "{report}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("authenticate failed"),
+        "{report}"
+    );
+    assert_secret_absent(&doctor, wrong_secret);
+}
+
+#[test]
+fn doctor_passes_on_a_published_shared_store() {
+    require_model();
+    let s3 = loopback();
+    let store = s3.store("doctor");
+    let tree = python_tree();
+    let empty = s3
+        .command(&["doctor", "--store", &store, "--json"])
+        .current_dir(tree.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&empty.stdout).unwrap();
+    let check = common::doctor_check(&report, "store");
+    assert_eq!(check["status"], "fail");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing is published")
+    );
+
+    s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
+    let out = s3
+        .command(&["doctor", "--store", &store, "--json"])
+        .current_dir(tree.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        common::doctor_check(&report, "store")["status"],
+        "pass",
+        "{report}"
+    );
+    assert_eq!(
+        common::doctor_check(&report, "tables")["status"],
+        "pass",
+        "{report}"
+    );
+}
