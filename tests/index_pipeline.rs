@@ -20,7 +20,7 @@ fn row_counts(dir: &Path) -> tables::RowCounts {
     let generation = store.generation_dir(&store.current_id().unwrap());
     tokio::runtime::Runtime::new()
         .unwrap()
-        .block_on(tables::row_counts(&generation))
+        .block_on(tables::row_counts(&tables::location(&generation)))
         .unwrap()
 }
 

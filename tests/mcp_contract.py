@@ -267,7 +267,8 @@ async def bad_config():
 
 async def shared_root():
     """A store built from one checkout, served for another (`--root`): freshness is the
-    other tree's; identical files are current, an added one is not; `--watch` is refused."""
+    other tree's; identical files are current; a file added or edited later is indexed into
+    the overlay at the next request and answers; `--watch` is refused."""
     async with Server() as s:
         assert (await finished_job(s.session, action="build", no_embed=True))["state"] == "succeeded"
     clone = REPO.rstrip("/") + "-clone"
@@ -279,7 +280,16 @@ async def shared_root():
             f.write("def extra():\n    pass\n")
         await asyncio.sleep(2.1)  # past the freshness cache
         answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
-        assert answer["freshness"]["is_stale"] is True and answer["freshness"]["added"] == 1, answer
+        assert answer["freshness"]["is_stale"] is False, answer
+        assert answer["freshness"]["overlay_files"] == 1, answer
+        found = await ok(s.session, "knowcode_retrieve", action="search", query="extra")
+        assert "shop/extra.py::extra" in [r["id"] for r in found["results"]], found
+        with open(os.path.join(clone, "shop", "extra.py"), "w") as f:
+            f.write("def extra_renamed(count):\n    return count\n")
+        await asyncio.sleep(2.1)
+        found = await ok(s.session, "knowcode_retrieve", action="search", query="extra_renamed")
+        ids = [r["id"] for r in found["results"]]
+        assert "shop/extra.py::extra_renamed" in ids and "shop/extra.py::extra" not in ids, found
     refused = subprocess.run([BIN, "mcp", "--store", REPO, "--root", clone, "--watch"],
                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert refused.returncode != 0 and "--root" in refused.stderr, refused.stderr

@@ -34,14 +34,36 @@ fn loopback() -> Loopback {
     }
 }
 
+/// A prefix of the bucket no other test uses; its local folder (staging mirror, caches) is
+/// deleted when the test ends.
+struct TestStore(String);
+
+impl std::ops::Deref for TestStore {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        if let Ok(store) = knowcode::store::shared::SharedStore::open(&self.0) {
+            let _ = std::fs::remove_dir_all(store.local_dir());
+        }
+    }
+}
+
 impl Loopback {
-    /// A prefix of the bucket no other test uses.
-    fn store(&self, name: &str) -> String {
+    fn store(&self, name: &str) -> TestStore {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos();
-        format!("s3://{}/{name}-{}-{nanos}", self.bucket, std::process::id())
+        TestStore(format!(
+            "s3://{}/{name}-{}-{nanos}",
+            self.bucket,
+            std::process::id()
+        ))
     }
 
     /// The binary with the server's environment (credentials from the environment only).

@@ -23,6 +23,8 @@ use crate::walk::{self, SourceFile, WalkOptions};
 
 /// The record an overlay folder keeps of what it covers.
 const RECORD: &str = "overlay.json";
+/// Overlays kept in the overlays folder (the most recently built); older ones are deleted.
+const KEEP_OVERLAYS: usize = 16;
 
 /// How a working tree differs from a generation: by path, each file's bytes' hash.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,12 +240,34 @@ pub async fn write(
     std::fs::write(staging.join(RECORD), json).map_err(BuildError::at(Stage::Store))?;
     let _ = std::fs::remove_dir_all(&plan.dir);
     std::fs::rename(&staging, &plan.dir).map_err(BuildError::at(Stage::Store))?;
+    if let Some(parent) = plan.dir.parent() {
+        prune(parent, KEEP_OVERLAYS);
+    }
     Ok(Overlay {
         dir: plan.dir,
         differences: plan.differences,
         files: record.files,
         embedded: record.embedded,
     })
+}
+
+/// Deletes all but the `keep` most recently built overlays under `dir` (trees that moved on,
+/// temporary checkouts, bases long replaced).
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut built: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let modified = e.path().join(RECORD).metadata().ok()?.modified().ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    built.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, old) in built.into_iter().skip(keep) {
+        let _ = std::fs::remove_dir_all(old);
+    }
 }
 
 fn read_record(dir: &Path) -> Option<Record> {

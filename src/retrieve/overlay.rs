@@ -38,6 +38,17 @@ pub struct Parts {
     pub overlay_files: usize,
 }
 
+/// Why an overlay could not be built or opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OverlayError {
+    #[error(transparent)]
+    Build(#[from] crate::error::BuildError),
+    #[error(transparent)]
+    Store(#[from] crate::error::StoreError),
+    #[error("the overlay's build thread failed: {0}")]
+    Thread(#[from] tokio::task::JoinError),
+}
+
 /// The base's parts with the overlay of `tree` merged in (unchanged when nothing differs).
 pub async fn apply(
     base_id: &str,
@@ -46,7 +57,7 @@ pub async fn apply(
     table: ChunkTable,
     tree: &Path,
     settings: &OverlaySettings,
-) -> anyhow::Result<Parts> {
+) -> Result<Parts, OverlayError> {
     let embed = manifest.kind == GenerationKind::Full
         && manifest
             .embedding
@@ -87,7 +98,7 @@ async fn build_overlay(
     plan: build::Plan,
     embed: bool,
     settings: &OverlaySettings,
-) -> anyhow::Result<Overlay> {
+) -> Result<Overlay, OverlayError> {
     let started = std::time::Instant::now();
     let chunks = plan.chunk_count();
     let (plan, vectors) = if embed {
