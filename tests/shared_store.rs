@@ -261,7 +261,8 @@ fn build_stuck_before_publishing(
         }
         seen.push(line);
     }
-    panic!("the build never reached the share stage: {seen:#?}");
+    let status = child.wait();
+    panic!("the build never reached the share stage ({status:?}): {seen:#?}");
 }
 
 #[test]

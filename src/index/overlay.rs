@@ -264,7 +264,7 @@ fn prune(dir: &Path, keep: usize) {
             Some((modified, e.path()))
         })
         .collect();
-    built.sort_by(|a, b| b.0.cmp(&a.0));
+    built.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, old) in built.into_iter().skip(keep) {
         let _ = std::fs::remove_dir_all(old);
     }
