@@ -15,6 +15,7 @@ use knowcode::config::Config;
 use knowcode::index::{self, IndexOptions, NoProgress};
 use knowcode::retrieve::Retriever;
 use knowcode::retrieve::generation::GenerationCache;
+use knowcode::store::Store;
 use knowcode::store::shared::SharedStore;
 
 /// Bytes the proxy relayed from the server so far (it rewrites the file every 50 ms).
@@ -39,34 +40,43 @@ fn summary(samples: &mut [f64]) -> String {
     )
 }
 
-/// A copy of the corpus (no index) with one function appended to each of its first ten Rust
-/// files.
-fn tree_with_ten_changes(corpus: &Path) -> (tempfile::TempDir, usize) {
-    let copy = tempfile::tempdir().expect("temp dir");
+/// Copies `from` into `to`, leaving out what `skip` names (relative paths); returns the files
+/// copied.
+fn copy_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut pending = vec![corpus.to_path_buf()];
+    let mut pending = vec![from.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read corpus").flatten() {
+        for entry in std::fs::read_dir(&dir).expect("read a folder").flatten() {
             let path = entry.path();
-            let rel = path.strip_prefix(corpus).unwrap().to_path_buf();
-            if rel.starts_with(".knowcode") {
+            let rel = path.strip_prefix(from).unwrap().to_path_buf();
+            if skip(&rel) {
                 continue;
             }
-            let target = copy.path().join(&rel);
+            let target = to.join(&rel);
             if path.is_dir() {
                 std::fs::create_dir_all(&target).unwrap();
                 pending.push(path);
             } else {
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
                 std::fs::copy(&path, &target).unwrap();
-                if rel.extension().is_some_and(|e| e == "rs") {
-                    files.push(target);
-                }
+                files.push(target);
             }
         }
     }
     files.sort();
+    files
+}
+
+/// A copy of the corpus (no index) with one function appended to each of its first ten Rust
+/// files.
+fn tree_with_ten_changes(corpus: &Path) -> (tempfile::TempDir, usize) {
+    let copy = tempfile::tempdir().expect("temp dir");
+    let files = copy_tree(corpus, copy.path(), &|rel| rel.starts_with(".knowcode"));
     let mut lines = 0;
-    for (n, file) in files.iter().take(10).enumerate() {
+    let rust = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"));
+    for (n, file) in rust.take(10).enumerate() {
         let mut text = std::fs::read_to_string(file).unwrap();
         lines += text.lines().count();
         text.push_str(&format!(
@@ -75,6 +85,22 @@ fn tree_with_ten_changes(corpus: &Path) -> (tempfile::TempDir, usize) {
         std::fs::write(file, text).unwrap();
     }
     (copy, lines)
+}
+
+/// The shared store's local folder starts from the corpus's own current generation, so
+/// publishing reuses its vectors instead of embedding the corpus again.
+fn seed_local_folder(corpus: &Path, shared: &SharedStore) {
+    let (own, mirror) = (Store::at(corpus), Store::at(&shared.local_dir()));
+    if mirror.current_id().is_some() {
+        return;
+    }
+    let Some(id) = own.current_id() else { return };
+    copy_tree(
+        &own.generation_dir(&id),
+        &mirror.generation_dir(&id),
+        &|_| false,
+    );
+    mirror.point_current_at(&id).expect("seed the local folder");
 }
 
 fn main() {
@@ -104,6 +130,7 @@ fn main() {
         config: config.clone(),
     };
     std::fs::create_dir_all(&options.store_dir).expect("local folder");
+    seed_local_folder(&corpus, &shared);
     let published = runtime
         .block_on(index::shared::run(&options, &shared, &NoProgress))
         .expect("publish the corpus");
@@ -131,7 +158,7 @@ fn main() {
     let warm = seconds(started);
     let warm_bytes = bytes_from_server(&counter) - before;
     println!(
-        "open the shared generation: cold {cold:.2}s ({:.1} MiB read), warm {warm:.2}s ({:.1} KiB read; decoded tables from the local cache)",
+        "open the shared generation: cold {cold:.2}s ({:.1} MiB read), warm {warm:.2}s ({:.1} KiB read; the generation's local copy)",
         cold_bytes as f64 / 1048576.0,
         warm_bytes as f64 / 1024.0
     );

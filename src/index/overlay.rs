@@ -187,17 +187,25 @@ pub fn open_or_plan(
     }))))
 }
 
-/// Chunk and signature-view vectors of a plan (nothing is reused: the files differ).
-pub fn embed(plan: &Plan, embedder: &mut Embedder) -> (super::VectorRows, super::VectorRows) {
+/// Chunk and signature-view vectors of a plan: those whose text the base generation embedded
+/// already (`reusable`: by the hash of the embedded text, as a build reuses them) are taken
+/// from it, so an edit costs the entities it changed, not the whole file. Returns the vectors
+/// and how many were embedded now.
+pub fn embed(
+    plan: &Plan,
+    embedder: &mut Embedder,
+    reusable: &std::collections::HashMap<String, Vec<f32>>,
+) -> (super::VectorRows, super::VectorRows, usize) {
     let mut counts = Counts::default();
-    super::embed_chunks_and_views(
+    let (chunks, views) = super::embed_chunks_and_views(
         embedder,
         &plan.chunks,
         &plan.entities,
-        &Default::default(),
+        reusable,
         &mut counts,
         &super::NoProgress,
-    )
+    );
+    (chunks, views, counts.embedded + counts.views_embedded)
 }
 
 /// Writes a planned overlay's tables (with `vectors` when embedded) and its record, replacing

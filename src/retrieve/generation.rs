@@ -14,75 +14,13 @@ use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
 use crate::parse::Entity;
 use crate::store::legacy::Readiness;
-use crate::store::read::{ChunkSearch, ChunkTable, DecodedTables};
+use crate::store::read::{ChunkSearch, DecodedTables};
 use crate::store::shared::{SharedError, SharedStore};
 use crate::store::{GenerationKind, Manifest, Store, tables};
 
 pub use crate::store::read::ChunkRow;
-
-/// Every definition's signature-view vector, unit length, in one flat array: a brute-force
-/// scan of a few thousand short vectors in memory costs well under a millisecond, a LanceDB
-/// scan of the entities table some 6 ms per query (measured on the 5,604-entity bench corpus).
-#[derive(Default)]
-pub struct SignatureViews {
-    ids: Vec<String>,
-    flat: Vec<f32>,
-    dimension: usize,
-}
-
-impl SignatureViews {
-    fn new(views: HashMap<String, Vec<f32>>) -> Self {
-        let mut views: Vec<(String, Vec<f32>)> = views.into_iter().collect();
-        views.sort_by(|a, b| a.0.cmp(&b.0));
-        let dimension = views.first().map_or(0, |(_, v)| v.len());
-        let mut out = SignatureViews {
-            dimension,
-            ..Self::default()
-        };
-        for (id, vector) in views.into_iter().filter(|(_, v)| v.len() == dimension) {
-            out.flat.extend(unit(&vector));
-            out.ids.push(id);
-        }
-        out
-    }
-
-    /// No signature view has a vector (lexical or older generations).
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    /// Entity ids by cosine similarity to `query`, best first (ties by id), at most `limit`.
-    pub fn nearest(&self, query: &[f32], limit: usize) -> Vec<String> {
-        if query.len() != self.dimension || self.dimension == 0 {
-            return Vec::new();
-        }
-        let query = unit(query);
-        let mut scored: Vec<(f32, usize)> = self
-            .flat
-            .chunks_exact(self.dimension)
-            .map(|v| v.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>())
-            .zip(0..)
-            .collect();
-        let order = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, order);
-            scored.truncate(limit);
-        }
-        scored.sort_by(order);
-        scored
-            .into_iter()
-            .map(|(_, i)| self.ids[i].clone())
-            .collect()
-    }
-}
-
-fn unit(vector: &[f32]) -> Vec<f32> {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm == 0.0 {
-        return vector.to_vec();
-    }
-    vector.iter().map(|x| x / norm).collect()
-}
+/// Every definition's signature-view vector, held in memory (see [`FlatVectors`]).
+pub use crate::store::read::FlatVectors as SignatureViews;
 
 /// One generation, read-only.
 pub struct LoadedGeneration {
@@ -220,17 +158,17 @@ impl LoadedGeneration {
             dir,
             manifest,
             decoded,
-            table,
+            search,
         } = base;
         let root = working_tree.map_or_else(|| PathBuf::from(&manifest.root), |w| w.to_path_buf());
         let parts = match (working_tree, overlay) {
             (Some(tree), Some(settings)) => {
-                super::overlay::apply(id, manifest, decoded, table, tree, settings).await?
+                super::overlay::apply(id, &dir, manifest, decoded, search, tree, settings).await?
             }
             _ => Parts {
                 manifest,
                 decoded,
-                search: ChunkSearch::single(table),
+                search,
                 overlay_files: 0,
             },
         };
@@ -287,7 +225,7 @@ struct BaseParts {
     dir: PathBuf,
     manifest: Manifest,
     decoded: DecodedTables,
-    table: ChunkTable,
+    search: ChunkSearch,
 }
 
 impl BaseParts {
@@ -299,42 +237,25 @@ impl BaseParts {
             dir,
             manifest,
             decoded: tables.decoded,
-            table: tables.chunk_table,
+            search: ChunkSearch::single(tables.chunk_table),
         })
     }
 
-    /// A shared generation: manifest, reports and decoded tables from the local cache of that
-    /// generation id (filled on first use), the chunks table searched where it lives.
+    /// A shared generation, from its local copy: generations never change, so the first
+    /// reader of an id downloads it whole into the cache (about the bytes decoding its rows
+    /// from the bucket would read anyway) and every search after that runs locally.
     async fn shared(shared: &SharedStore, id: &str, cache: PathBuf) -> anyhow::Result<BaseParts> {
-        let uri = shared.generation_uri(id);
-        let cached = cache.join(DECODED);
-        let (decoded, table) = match std::fs::read(&cached)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<DecodedTables>(&bytes).ok())
-        {
-            Some(decoded) => (decoded, crate::store::read::open_chunk_table(&uri).await?),
-            None => {
-                shared.download_files(id, SMALL_FILES, &cache).await?;
-                let tables = crate::store::read::open(&uri).await?;
-                let json = serde_json::to_vec(&tables.decoded)?;
-                crate::store::shared::write_atomically(&cached, &json)?;
-                (tables.decoded, tables.chunk_table)
-            }
-        };
-        let manifest = Manifest::read(&cache)?;
-        Ok(BaseParts {
-            dir: cache,
-            manifest,
-            decoded,
-            table,
-        })
+        if Manifest::read(&cache).is_err() {
+            let partial = cache.with_extension(format!("part{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&partial);
+            shared.download_generation(id, &partial).await?;
+            let _ = std::fs::remove_dir_all(&cache);
+            std::fs::rename(&partial, &cache)?;
+        }
+        BaseParts::local(cache).await
     }
 }
 
-/// A shared generation's files kept beside its decoded tables in the local cache.
-const SMALL_FILES: &[&str] = &["manifest.json", "quality.json", "history.json"];
-/// The decoded tables of a shared generation, cached locally by generation id.
-const DECODED: &str = "decoded.json";
 /// How long a reader trusts the shared `current` it read before asking again.
 const SHARED_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 /// Shared generations kept in the local cache (the current one and the one before).
@@ -601,27 +522,5 @@ fn prune_cache(caches: &std::path::Path, current: &str) {
     let excess = (ids.len() + 1).saturating_sub(CACHED_SHARED);
     for id in ids.into_iter().take(excess) {
         let _ = std::fs::remove_dir_all(caches.join(id));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signature_views_rank_by_cosine_with_ties_by_id_and_a_limit() {
-        let views = SignatureViews::new(HashMap::from([
-            ("c".to_string(), vec![2.0, 0.0]),
-            ("a".to_string(), vec![0.0, 1.0]),
-            ("b".to_string(), vec![1.0, 0.0]),
-            ("d".to_string(), vec![1.0, 1.0]),
-        ]));
-        assert_eq!(views.nearest(&[3.0, 0.0], 10), ["b", "c", "d", "a"]);
-        assert_eq!(views.nearest(&[3.0, 0.0], 2), ["b", "c"]);
-        assert!(
-            views.nearest(&[1.0, 0.0, 0.0], 5).is_empty(),
-            "wrong dimension"
-        );
-        assert!(SignatureViews::default().is_empty());
     }
 }

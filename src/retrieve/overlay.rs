@@ -14,7 +14,7 @@ use crate::error::KnowcodeError;
 use crate::graph::Resolution;
 use crate::index::overlay::{self as build, Overlay};
 use crate::store::manifest::Counts;
-use crate::store::read::{ChunkSearch, ChunkTable, DecodedTables};
+use crate::store::read::{ChunkSearch, DecodedTables};
 use crate::store::{GenerationKind, Manifest, tables};
 
 /// The retriever's model slot, shared so an overlay embeds with the model queries use.
@@ -52,9 +52,10 @@ pub enum OverlayError {
 /// The base's parts with the overlay of `tree` merged in (unchanged when nothing differs).
 pub async fn apply(
     base_id: &str,
+    base_dir: &Path,
     manifest: Manifest,
     decoded: DecodedTables,
-    table: ChunkTable,
+    search: ChunkSearch,
     tree: &Path,
     settings: &OverlaySettings,
 ) -> Result<Parts, OverlayError> {
@@ -76,59 +77,69 @@ pub async fn apply(
             return Ok(Parts {
                 manifest,
                 decoded,
-                search: ChunkSearch::single(table),
+                search,
                 overlay_files: 0,
             });
         }
         Some(Ok(overlay)) => overlay,
-        Some(Err(plan)) => build_overlay(*plan, embed, settings).await?,
+        Some(Err(plan)) => build_overlay(*plan, embed.then_some(base_dir), settings).await?,
     };
     let opened = crate::store::read::open(&tables::location(&overlay.dir)).await?;
     let covered = overlay.differences.covered();
     Ok(Parts {
         manifest: merged_manifest(manifest, &overlay),
         decoded: merge(decoded, opened.decoded, &covered),
-        search: ChunkSearch::with_overlay(table, opened.chunk_table, &covered),
+        search: search.with_overlay(opened.chunk_table, &covered),
         overlay_files: covered.len(),
     })
 }
 
-/// Embeds (when the base has vectors and the model loads) and writes a planned overlay.
+/// Embeds (when the base at `embed_over` has vectors and the model loads; vectors of texts
+/// the base embedded are reused) and writes a planned overlay.
 async fn build_overlay(
     plan: build::Plan,
-    embed: bool,
+    embed_over: Option<&Path>,
     settings: &OverlaySettings,
 ) -> Result<Overlay, OverlayError> {
     let started = std::time::Instant::now();
     let chunks = plan.chunk_count();
-    let (plan, vectors) = if embed {
-        let slot = Arc::clone(&settings.embedder);
-        let config = settings.config.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-            let embedder = slot.get_or_insert_with(|| Embedder::load(&config));
-            let vectors = match embedder.as_mut() {
-                Ok(embedder) => Some((build::embed(&plan, embedder), embedder.info().dimension)),
-                Err(why) => {
-                    tracing::warn!("overlay without vectors: {}", why.message);
-                    None
-                }
-            };
-            (plan, vectors)
-        })
-        .await?
-    } else {
-        (plan, None)
+    let (plan, vectors) = match embed_over {
+        Some(base_dir) => {
+            let reusable = tables::read_vectors(base_dir).await.unwrap_or_else(|e| {
+                tracing::warn!("overlay: the base's vectors are unreadable ({e}); embedding all");
+                Default::default()
+            });
+            let slot = Arc::clone(&settings.embedder);
+            let config = settings.config.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                let embedder = slot.get_or_insert_with(|| Embedder::load(&config));
+                let vectors = match embedder.as_mut() {
+                    Ok(embedder) => {
+                        let dimension = embedder.info().dimension;
+                        Some((build::embed(&plan, embedder, &reusable), dimension))
+                    }
+                    Err(why) => {
+                        tracing::warn!("overlay without vectors: {}", why.message);
+                        None
+                    }
+                };
+                (plan, vectors)
+            })
+            .await?
+        }
+        None => (plan, None),
     };
-    let (vectors, dimension) = match vectors {
-        Some((rows, dimension)) => (Some(rows), dimension),
-        None => (None, 0),
+    let (vectors, dimension, embedded) = match vectors {
+        Some(((chunks, views, embedded), dimension)) => {
+            (Some((chunks, views)), dimension, embedded)
+        }
+        None => (None, 0, 0),
     };
     let overlay = build::write(Box::new(plan), vectors, dimension).await?;
     tracing::info!(
-        "overlay: {} file(s) differ from the index ({} chunks) — built in {:.2}s",
+        "overlay: {} file(s) differ from the index ({chunks} chunks, {embedded} texts embedded) — built in {:.2}s",
         overlay.differences.covered().len(),
-        chunks,
         started.elapsed().as_secs_f64()
     );
     Ok(overlay)

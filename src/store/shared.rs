@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -409,29 +409,8 @@ impl SharedStore {
         Ok(bytes)
     }
 
-    /// Downloads the named files of a generation (those present) into `dir`.
-    pub async fn download_files(
-        &self,
-        id: &str,
-        names: &[&str],
-        dir: &Path,
-    ) -> Result<(), SharedError> {
-        std::fs::create_dir_all(dir).map_err(|e| SharedError::new(&self.uri, Step::Write, e))?;
-        for name in names {
-            match self.client.get(&self.path(&[GENERATIONS, id, name])).await {
-                Ok(result) => {
-                    let bytes = result.bytes().await.map_err(self.fail(Step::Read))?;
-                    write_atomically(&dir.join(name), &bytes)
-                        .map_err(|e| SharedError::new(&self.uri, Step::Write, e))?;
-                }
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(self.fail(Step::Read)(e)),
-            }
-        }
-        Ok(())
-    }
-
-    /// Downloads a whole generation into `dir` (a builder's base for reusing vectors).
+    /// Downloads a whole generation into `dir` (a builder's base for reusing vectors, a
+    /// reader's local copy), eight objects at a time.
     pub async fn download_generation(&self, id: &str, dir: &Path) -> Result<(), SharedError> {
         let prefix = self.path(&[GENERATIONS, id]);
         let objects: Vec<_> = self
@@ -440,31 +419,36 @@ impl SharedStore {
             .try_collect()
             .await
             .map_err(self.fail(Step::Read))?;
-        for object in objects {
-            let Some(rel) = object
-                .location
-                .as_ref()
-                .strip_prefix(prefix.as_ref())
-                .map(|r| r.trim_start_matches('/').to_string())
-            else {
-                continue;
-            };
-            let bytes = self
-                .client
-                .get(&object.location)
-                .await
-                .map_err(self.fail(Step::Read))?
-                .bytes()
-                .await
-                .map_err(self.fail(Step::Read))?;
-            let target = dir.join(&rel);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| SharedError::new(&self.uri, Step::Write, e))?;
-            }
-            write_atomically(&target, &bytes)
-                .map_err(|e| SharedError::new(&self.uri, Step::Write, e))?;
+        if objects.is_empty() {
+            return Err(SharedError::new(
+                &self.uri,
+                Step::Read,
+                format!("generation {id} has no objects"),
+            ));
         }
+        let downloads = objects.into_iter().map(|object| {
+            let rel = object.location.as_ref()[prefix.as_ref().len()..]
+                .trim_start_matches('/')
+                .to_string();
+            async move {
+                let bytes = self
+                    .client
+                    .get(&object.location)
+                    .await
+                    .map_err(self.fail(Step::Read))?
+                    .bytes()
+                    .await
+                    .map_err(self.fail(Step::Read))?;
+                let target = dir.join(&rel);
+                let write = |e: std::io::Error| SharedError::new(&self.uri, Step::Write, e);
+                std::fs::create_dir_all(target.parent().unwrap_or(dir)).map_err(write)?;
+                write_atomically(&target, &bytes).map_err(write)
+            }
+        });
+        futures::stream::iter(downloads)
+            .buffer_unordered(8)
+            .try_collect::<Vec<()>>()
+            .await?;
         Ok(())
     }
 
