@@ -17,6 +17,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 BIN, REPO, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+# The store the servers are started on: the repository itself, or a shared store's URI.
+STORE = os.environ.get("KNOWCODE_TEST_STORE", REPO)
 QUESTION = "apply a percentage discount to an amount"
 
 
@@ -60,7 +62,7 @@ class Server:
 
     def __init__(self, *extra_args, env=None):
         self.params = StdioServerParameters(
-            command=BIN, args=["mcp", "--store", REPO, *extra_args], env=dict(os.environ, **(env or {})))
+            command=BIN, args=["mcp", "--store", STORE, *extra_args], env=dict(os.environ, **(env or {})))
 
     async def __aenter__(self):
         self.stdio = stdio_client(self.params)
@@ -294,6 +296,31 @@ async def shared_root():
                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert refused.returncode != 0 and "--root" in refused.stderr, refused.stderr
     shutil.rmtree(clone)
+
+
+async def shared_s3():
+    """An agent on a shared store (`--store s3://… --root REPO`): nothing published yet is
+    `missing_knowledge_store`; a build over MCP publishes to the bucket and the next query
+    answers from it; a file added to the tree answers through the overlay; doctor passes."""
+    assert STORE.startswith("s3://"), STORE
+    async with Server("--root", REPO) as s:
+        await error(s.session, "knowcode_retrieve", "missing_knowledge_store",
+                    action="query", query=QUESTION)
+        done = await finished_job(s.session, action="build", no_embed=True)
+        assert done["state"] == "succeeded" and done["result"]["published"] is True, done
+        answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+        assert answer["freshness"]["generation_id"] == done["result"]["generation_id"], answer
+        assert "apply_discount" in answer["context_text"], answer
+        with open(os.path.join(REPO, "shop", "extra.py"), "w") as f:
+            f.write("def extra_fee():\n    return 1\n")
+        await asyncio.sleep(2.1)  # past the freshness cache
+        found = await ok(s.session, "knowcode_retrieve", action="search", query="extra_fee")
+        assert "shop/extra.py::extra_fee" in [r["id"] for r in found["results"]], found
+        fresh = await ok(s.session, "knowcode_inspect", action="freshness")
+        assert fresh["overlay_files"] == 1 and fresh["is_stale"] is False, fresh
+        doctor = await ok(s.session, "knowcode_inspect", action="doctor")
+        store = [c for c in doctor["checks"] if c["name"] == "store"][0]
+        assert store["status"] == "pass", doctor
 
 
 asyncio.run(globals()[SCENARIO]())

@@ -441,6 +441,25 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
 }
 
 #[test]
+fn an_agent_builds_and_reads_a_shared_store_over_mcp() {
+    let s3 = loopback();
+    let store = s3.store("mcp");
+    let stdout = common::run_mcp_script_with(
+        "mcp_contract.py",
+        &["shared_s3"],
+        &[
+            ("KNOWCODE_TEST_STORE", &store),
+            ("AWS_ENDPOINT_URL", &s3.endpoint),
+            ("AWS_ALLOW_HTTP", "true"),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", &s3.key_id),
+            ("AWS_SECRET_ACCESS_KEY", &s3.secret),
+        ],
+    );
+    assert!(stdout.contains("shared_s3: all checks passed"), "{stdout}");
+}
+
+#[test]
 fn doctor_passes_on_a_published_shared_store() {
     require_model();
     let s3 = loopback();

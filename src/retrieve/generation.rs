@@ -261,21 +261,31 @@ const SHARED_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 /// Shared generations kept in the local cache (the current one and the one before).
 const CACHED_SHARED: usize = 2;
 
-/// A shared store as a reader sees it: the pointer, re-read at most every [`SHARED_POLL`].
+/// A shared store as a reader sees it: the pointer, re-read at most every [`SHARED_POLL`] —
+/// at once when this process published meanwhile, and at every request while nothing is
+/// published.
 struct SharedSource {
     store: SharedStore,
-    pointer: Mutex<Option<(std::time::Instant, Option<String>)>>,
+    pointer: Mutex<Option<ReadPointer>>,
 }
+
+/// When `current` was read, how many publications this process had made by then, and what
+/// it named.
+type ReadPointer = (std::time::Instant, u64, String);
 
 impl SharedSource {
     async fn current_id(&self) -> Result<Option<String>, SharedError> {
-        if let Some((at, id)) = self.pointer.lock().expect("pointer lock").clone()
+        let published = crate::store::shared::publications();
+        if let Some((at, seen, id)) = self.pointer.lock().expect("pointer lock").clone()
             && at.elapsed() < SHARED_POLL
+            && seen == published
         {
-            return Ok(id);
+            return Ok(Some(id));
         }
         let id = self.store.current().await?.map(|p| p.id);
-        *self.pointer.lock().expect("pointer lock") = Some((std::time::Instant::now(), id.clone()));
+        *self.pointer.lock().expect("pointer lock") = id
+            .clone()
+            .map(|id| (std::time::Instant::now(), published, id));
         Ok(id)
     }
 }

@@ -42,6 +42,15 @@ const SECRET_ENV: &[&str] = &[
     "AWS_ACCESS_KEY_ID",
 ];
 
+/// Publications this process made to any shared store: readers in the same process re-read
+/// `current` when it moved, instead of waiting for their next poll.
+static PUBLISHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times this process moved a shared `current` (see [`SharedStore::publish`]).
+pub fn publications() -> u64 {
+    PUBLISHED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// A `--store` argument: a folder, or a shared store's URI.
 pub fn is_shared_uri(store: &Path) -> bool {
     store.to_str().is_some_and(|s| s.starts_with(SCHEME))
@@ -465,7 +474,10 @@ impl SharedStore {
             .put_opts(&self.path(&[CURRENT]), body, PutOptions::from(mode))
             .await
         {
-            Ok(_) => Ok(true),
+            Ok(_) => {
+                PUBLISHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(true)
+            }
             Err(object_store::Error::Precondition { .. })
             | Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(e) => Err(self.fail(Step::Write)(e)),

@@ -275,6 +275,11 @@ pub fn python() -> String {
 /// Runs `tests/<script>` with the MCP SDK's Python against the real binary and a copy of the
 /// python fixture (`<script> <bin> <repo> [args]`); asserts it exits 0 and returns its stdout.
 pub fn run_mcp_script(script: &str, args: &[&str]) -> String {
+    run_mcp_script_with(script, args, &[])
+}
+
+/// [`run_mcp_script`] with extra environment variables for the script and its servers.
+pub fn run_mcp_script_with(script: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
     require_model();
     let repo = copy_fixture("python");
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -285,6 +290,7 @@ pub fn run_mcp_script(script: &str, args: &[&str]) -> String {
         .arg(env!("CARGO_BIN_EXE_knowcode"))
         .arg(repo.path())
         .args(args)
+        .envs(envs.iter().copied())
         .output()
         .expect("python runs (scripts/test installs the MCP SDK)");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
