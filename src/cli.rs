@@ -560,6 +560,7 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let service = service_for(Some(&args.store), args.root.as_deref(), args.watch)?;
     let root = service.root().to_path_buf();
     let service = std::sync::Arc::new(service);
+    tokio::spawn(std::sync::Arc::clone(&service).warm_up());
     let local_watch = args.watch && !is_shared_uri(&args.store);
     let _watching = local_watch.then(|| spawn_watch(&root)).transpose()?;
     let address = format!("{}:{}", args.host, args.port);

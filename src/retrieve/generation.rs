@@ -249,8 +249,13 @@ impl BaseParts {
             let partial = cache.with_extension(format!("part{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&partial);
             shared.download_generation(id, &partial).await?;
-            let _ = std::fs::remove_dir_all(&cache);
-            std::fs::rename(&partial, &cache)?;
+            if Manifest::read(&cache).is_ok() {
+                // Another process finished the same copy first: keep theirs (it may be open).
+                let _ = std::fs::remove_dir_all(&partial);
+            } else {
+                let _ = std::fs::remove_dir_all(&cache);
+                std::fs::rename(&partial, &cache)?;
+            }
         }
         BaseParts::local(cache).await
     }
@@ -308,6 +313,9 @@ pub struct GenerationCache {
     /// The working tree's freshness when the loaded generation's overlay was built: a
     /// different (stale) answer later means the tree moved on and the overlay is rebuilt.
     overlay_seen: Mutex<Option<super::freshness::Freshness>>,
+    /// Held while a generation is opened: concurrent requests (and the server's warm-up) open
+    /// it once, and never build the same overlay or download the same generation twice.
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl GenerationCache {
@@ -322,6 +330,7 @@ impl GenerationCache {
             shared: None,
             overlay: None,
             overlay_seen: Mutex::new(None),
+            loading: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -348,6 +357,11 @@ impl GenerationCache {
     /// overlay): the working tree changed.
     pub fn reload(&self) {
         *self.loaded.lock().expect("cache lock") = None;
+    }
+
+    /// Whether answers describe a working tree of their own (`--root`).
+    pub fn has_working_tree(&self) -> bool {
+        self.working_tree.is_some()
     }
 
     /// The shared store this cache reads, if it reads one.
@@ -384,6 +398,10 @@ impl GenerationCache {
             };
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
+            }
+            let _loading = self.loading.lock().await;
+            if let Some(loaded) = self.cached(&id) {
+                return Ok(loaded); // another request opened it meanwhile
             }
             let loaded = match BaseParts::local(self.store.generation_dir(&id)).await {
                 Ok(base) => self.assemble(&id, base).await,
@@ -428,6 +446,10 @@ impl GenerationCache {
         })?;
         if let Some(loaded) = self.cached(&id) {
             return Ok(loaded);
+        }
+        let _loading = self.loading.lock().await;
+        if let Some(loaded) = self.cached(&id) {
+            return Ok(loaded); // another request opened it meanwhile
         }
         let caches = self.store.base().join("cache");
         let base = BaseParts::shared(&shared.store, &id, caches.join(&id))

@@ -118,6 +118,9 @@ pub async fn serve_stdio(
         KnowcodeError::new(ErrorCode::Internal, format!("MCP server {what}: {e}"))
     };
     let server = McpServer::new(service, legacy);
+    if let Ok(service) = &server.service {
+        tokio::spawn(Arc::clone(service).warm_up());
+    }
     let transport = super::stdio_guard::guard(tokio::io::stdin(), tokio::io::stdout());
     let running = server
         .serve(transport)

@@ -181,6 +181,17 @@ impl Service {
         self
     }
 
+    /// Opens the current generation in the background when the server starts, so a shared
+    /// store's download and a working tree's overlay are ready before the first request
+    /// (failures are left for that request to report).
+    pub async fn warm_up(self: std::sync::Arc<Self>) {
+        if self.shared.is_some() || self.retriever.cache().has_working_tree() {
+            if let Err(e) = self.retriever.generation().await {
+                tracing::info!("not warmed up: {}", e.message);
+            }
+        }
+    }
+
     /// The served root.
     pub fn root(&self) -> &Path {
         &self.root
