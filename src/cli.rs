@@ -607,8 +607,13 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
         TelemetryCommand::Show(store) => (store, false),
         TelemetryCommand::Clear(store) => (store, true),
     };
+    // A shared store's telemetry is local too: in its local folder, never on the bucket.
+    let folder = match shared_store(&store.store)? {
+        Some(shared) => shared.local_dir(),
+        None => store.store.clone(),
+    };
     let telemetry =
-        knowcode::serve::telemetry::Telemetry::at(knowcode::store::Store::at(&store.store).base());
+        knowcode::serve::telemetry::Telemetry::at(knowcode::store::Store::at(&folder).base());
     if clear {
         let removed = telemetry.clear()?;
         println!(
