@@ -185,10 +185,9 @@ impl Service {
     /// store's download and a working tree's overlay are ready before the first request
     /// (failures are left for that request to report).
     pub async fn warm_up(self: std::sync::Arc<Self>) {
-        if self.shared.is_some() || self.retriever.cache().has_working_tree() {
-            if let Err(e) = self.retriever.generation().await {
-                tracing::info!("not warmed up: {}", e.message);
-            }
+        let warms = self.shared.is_some() || self.retriever.cache().has_working_tree();
+        if warms && let Err(e) = self.retriever.generation().await {
+            tracing::info!("not warmed up: {}", e.message);
         }
     }
 
