@@ -318,14 +318,16 @@ fn a_build_killed_before_the_pointer_moves_leaves_the_previous_generation_curren
 }
 
 #[test]
-fn of_two_builders_at_once_the_second_is_told_store_locked() {
+fn of_two_builders_at_once_the_second_is_told_store_locked_while_the_first_renews_its_lease() {
     require_model();
     let s3 = loopback();
     let store = s3.store("locked");
     let tree = python_tree();
     let first = s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
 
-    let mut holder = build_stuck_before_publishing(&s3, tree.path(), &store, "600");
+    // A two-second lease, renewed while the holder works: still held well after two seconds.
+    let mut holder = build_stuck_before_publishing(&s3, tree.path(), &store, "2");
+    std::thread::sleep(std::time::Duration::from_secs(4));
     let second = s3.run(&["index", path(tree.path()), "--store", &store, "--json"]);
     holder.kill().unwrap();
     holder.wait().unwrap();

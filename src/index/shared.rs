@@ -6,7 +6,7 @@
 //! it. This module owns that order; the objects and writes are `store::shared`'s.
 
 use crate::error::{BuildError, ErrorCode, KnowcodeError, Stage};
-use crate::store::shared::{Pointer, SharedStore};
+use crate::store::shared::{Lease, Pointer, SharedStore};
 use crate::store::{Manifest, Staging, Store, tables};
 
 use super::{IndexOptions, IndexSummary, Progress, fail_point};
@@ -30,11 +30,35 @@ pub async fn run(
             format!("{} is being built by {who}", shared.uri()),
         )));
     };
+    let lease = std::sync::Arc::new(tokio::sync::Mutex::new(lease));
+    let renewing = tokio::spawn(keep_renewing(shared.clone(), lease.clone()));
     let result = build_and_publish(options, shared, progress).await;
+    renewing.abort();
+    let _ = renewing.await;
+    let lease = std::sync::Arc::try_unwrap(lease)
+        .expect("the renewal task is over")
+        .into_inner();
     if let Err(e) = shared.release(lease).await {
         tracing::warn!("could not release the build lease: {e}");
     }
     result
+}
+
+/// Renews the lease while the build runs, so a build longer than the lease period keeps it
+/// (on a multi-threaded runtime: the pipeline's blocking stages occupy one worker). Stops when
+/// the lease was lost — the conditional pointer write then still lets only one build publish.
+async fn keep_renewing(shared: SharedStore, lease: std::sync::Arc<tokio::sync::Mutex<Lease>>) {
+    loop {
+        tokio::time::sleep(crate::store::shared::lease_renewal_interval()).await;
+        match shared.renew(&mut *lease.lock().await).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("the build lease expired and was taken over");
+                return;
+            }
+            Err(e) => tracing::warn!("could not renew the build lease: {e}"),
+        }
+    }
 }
 
 async fn build_and_publish(

@@ -213,10 +213,35 @@ struct LeaseBody {
     expires_at_ms: u64,
 }
 
-/// A held build lease; [`SharedStore::release`] deletes it.
+/// A held build lease: who holds it and the version of the lease object it wrote, which a
+/// renewal must still find. [`SharedStore::release`] deletes it.
 #[derive(Debug)]
 pub struct Lease {
-    _private: (),
+    holder: String,
+    version: UpdateVersion,
+}
+
+fn lease_of(holder: &str, written: object_store::PutResult) -> Lease {
+    Lease {
+        holder: holder.to_string(),
+        version: UpdateVersion {
+            e_tag: written.e_tag,
+            version: written.version,
+        },
+    }
+}
+
+fn lease_body(holder: &str) -> Vec<u8> {
+    serde_json::to_vec(&LeaseBody {
+        holder: holder.to_string(),
+        expires_at_ms: now_ms() + lease_duration().as_millis() as u64,
+    })
+    .expect("lease body serialises")
+}
+
+/// How often a builder renews its lease: three times per lease period.
+pub fn lease_renewal_interval() -> Duration {
+    lease_duration() / 3
 }
 
 /// One shared store: `s3://bucket/prefix`.
@@ -336,18 +361,14 @@ impl SharedStore {
     /// builders cannot both take it over.
     pub async fn acquire_lease(&self, holder: &str) -> Result<Option<Lease>, SharedError> {
         let path = self.path(&[LEASE]);
-        let body = serde_json::to_vec(&LeaseBody {
-            holder: holder.to_string(),
-            expires_at_ms: now_ms() + lease_duration().as_millis() as u64,
-        })
-        .expect("lease body serialises");
+        let body = lease_body(holder);
         let create = PutOptions::from(PutMode::Create);
         match self
             .client
             .put_opts(&path, PutPayload::from(body.clone()), create)
             .await
         {
-            Ok(_) => return Ok(Some(Lease { _private: () })),
+            Ok(written) => return Ok(Some(lease_of(holder, written))),
             Err(object_store::Error::AlreadyExists { .. })
             | Err(object_store::Error::Precondition { .. }) => {}
             Err(e) => return Err(self.fail(Step::Write)(e)),
@@ -378,8 +399,28 @@ impl SharedStore {
             .put_opts(&path, PutPayload::from(body), update)
             .await
         {
-            Ok(_) => Ok(Some(Lease { _private: () })),
+            Ok(written) => Ok(Some(lease_of(holder, written))),
             Err(object_store::Error::Precondition { .. }) => Ok(None),
+            Err(e) => Err(self.fail(Step::Write)(e)),
+        }
+    }
+
+    /// Extends a held lease by another period, if it is still ours (`Ok(false)`: it expired
+    /// and another builder took it over).
+    pub async fn renew(&self, lease: &mut Lease) -> Result<bool, SharedError> {
+        let update = PutOptions::from(PutMode::Update(lease.version.clone()));
+        let body = PutPayload::from(lease_body(&lease.holder));
+        match self
+            .client
+            .put_opts(&self.path(&[LEASE]), body, update)
+            .await
+        {
+            Ok(written) => {
+                *lease = lease_of(&lease.holder, written);
+                Ok(true)
+            }
+            Err(object_store::Error::Precondition { .. })
+            | Err(object_store::Error::NotFound { .. }) => Ok(false),
             Err(e) => Err(self.fail(Step::Write)(e)),
         }
     }
