@@ -84,6 +84,13 @@ impl Loopback {
         self.command(args).output().expect("knowcode runs")
     }
 
+    /// A reading command (`args` then `--store store --root root --json`), asserting success.
+    fn read(&self, args: &[&str], store: &str, root: &str) -> Value {
+        let mut args = args.to_vec();
+        args.extend(["--store", store, "--root", root, "--json"]);
+        self.ok_json(&args)
+    }
+
     fn ok_json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
         assert!(
@@ -150,15 +157,7 @@ fn a_generation_built_to_the_bucket_answers_another_checkout_through_its_overlay
     assert_eq!(built["kind"], "full");
 
     // The checkout it was built from: nothing differs, no overlay.
-    let same = s3.ok_json(&[
-        "inspect",
-        "freshness",
-        "--store",
-        &store,
-        "--root",
-        path(tree.path()),
-        "--json",
-    ]);
+    let same = s3.read(&["inspect", "freshness"], &store, path(tree.path()));
     assert_eq!(same["generation_id"], built["generation_id"]);
     assert_eq!(same["is_stale"], false, "{same}");
     assert!(same.get("overlay_files").is_none(), "{same}");
@@ -166,55 +165,31 @@ fn a_generation_built_to_the_bucket_answers_another_checkout_through_its_overlay
     // Another branch: an edited, an added and a deleted file, answered by the overlay.
     let branch = branch_of(tree.path());
     let root = path(branch.path());
-    let fresh = s3.ok_json(&[
-        "inspect",
-        "freshness",
-        "--store",
-        &store,
-        "--root",
-        root,
-        "--json",
-    ]);
+    let fresh = s3.read(&["inspect", "freshness"], &store, root);
     assert_eq!(fresh["overlay_files"], 3, "{fresh}");
     assert_eq!(
         fresh["is_stale"], false,
         "the overlay covers every difference: {fresh}"
     );
 
-    let answer = s3.ok_json(&[
-        "query",
-        "shipping fee computed from the parcel weight",
-        "--store",
+    let answer = s3.read(
+        &["query", "shipping fee computed from the parcel weight"],
         &store,
-        "--root",
         root,
-        "--json",
-    ]);
+    );
     let context = answer["context_text"].as_str().unwrap();
     assert!(
         context.starts_with("## shipping_fee"),
         "the added file answers: {answer}"
     );
-    let renamed = s3.ok_json(&[
-        "search", "add_item", "--store", &store, "--root", root, "--json",
-    ]);
+    let renamed = s3.read(&["search", "add_item"], &store, root);
     assert!(ids(&renamed).contains(&"shop/cart.py::Cart.add_item".to_string()));
-    let old = s3.ok_json(&[
-        "search", "Cart.add", "--store", &store, "--root", root, "--json",
-    ]);
+    let old = s3.read(&["search", "Cart.add"], &store, root);
     assert!(
         !ids(&old).contains(&"shop/cart.py::Cart.add".to_string()),
         "the edited file's old entity is gone: {old}"
     );
-    let deleted = s3.ok_json(&[
-        "search",
-        "round_cents",
-        "--store",
-        &store,
-        "--root",
-        root,
-        "--json",
-    ]);
+    let deleted = s3.read(&["search", "round_cents"], &store, root);
     assert!(
         ids(&deleted)
             .iter()
@@ -223,15 +198,7 @@ fn a_generation_built_to_the_bucket_answers_another_checkout_through_its_overlay
     );
 
     // The base is unchanged for the checkout it was built from.
-    let base = s3.ok_json(&[
-        "search",
-        "round_cents",
-        "--store",
-        &store,
-        "--root",
-        path(tree.path()),
-        "--json",
-    ]);
+    let base = s3.read(&["search", "round_cents"], &store, path(tree.path()));
     assert!(ids(&base).contains(&"shop/pricing.py::round_cents".to_string()));
 }
 
@@ -279,40 +246,16 @@ fn a_build_killed_before_the_pointer_moves_leaves_the_previous_generation_curren
     stuck.wait().unwrap();
 
     // Readers still get the first generation, whole.
-    let fresh = s3.ok_json(&[
-        "inspect",
-        "freshness",
-        "--store",
-        &store,
-        "--root",
-        path(tree.path()),
-        "--json",
-    ]);
+    let fresh = s3.read(&["inspect", "freshness"], &store, path(tree.path()));
     assert_eq!(fresh["generation_id"], first["generation_id"]);
-    let hit = s3.ok_json(&[
-        "search",
-        "round_cents",
-        "--store",
-        &store,
-        "--root",
-        path(tree.path()),
-        "--json",
-    ]);
+    let hit = s3.read(&["search", "round_cents"], &store, path(tree.path()));
     assert!(ids(&hit).contains(&"shop/pricing.py::round_cents".to_string()));
 
     // Once the dead builder's lease expired, the next build publishes.
     std::thread::sleep(std::time::Duration::from_millis(1200));
     let next = s3.ok_json(&["index", path(branch.path()), "--store", &store, "--json"]);
     assert_eq!(next["published"], true);
-    let now = s3.ok_json(&[
-        "inspect",
-        "freshness",
-        "--store",
-        &store,
-        "--root",
-        path(branch.path()),
-        "--json",
-    ]);
+    let now = s3.read(&["inspect", "freshness"], &store, path(branch.path()));
     assert_eq!(now["generation_id"], next["generation_id"]);
     assert_ne!(next["generation_id"], first["generation_id"]);
 }
@@ -338,15 +281,7 @@ fn of_two_builders_at_once_the_second_is_told_store_locked_while_the_first_renew
         error["error"].as_str().unwrap().contains("pid"),
         "names the holder: {error}"
     );
-    let fresh = s3.ok_json(&[
-        "inspect",
-        "freshness",
-        "--store",
-        &store,
-        "--root",
-        path(tree.path()),
-        "--json",
-    ]);
+    let fresh = s3.read(&["inspect", "freshness"], &store, path(tree.path()));
     assert_eq!(fresh["generation_id"], first["generation_id"]);
 }
 

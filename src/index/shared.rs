@@ -7,7 +7,7 @@
 
 use crate::error::{BuildError, ErrorCode, KnowcodeError, Stage};
 use crate::store::shared::{Lease, Pointer, SharedStore};
-use crate::store::{Manifest, Staging, Store, tables};
+use crate::store::{Manifest, Store, tables};
 
 use super::{IndexOptions, IndexSummary, Progress, fail_point};
 
@@ -120,10 +120,7 @@ async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Po
                 .point_current_at(&pointer.id)
                 .map_err(|e| e.to_string());
         }
-        let staging = Staging {
-            id: pointer.id.clone(),
-            dir: store.base().join("staging").join(&pointer.id),
-        };
+        let staging = store.staging(&pointer.id);
         shared
             .download_generation(&pointer.id, &staging.dir)
             .await

@@ -353,20 +353,9 @@ impl GenerationCache {
         *self.loaded.lock().expect("cache lock") = None;
     }
 
-    /// Forgets the loaded generation, so the next request reopens it (and recomputes the
-    /// overlay): the working tree changed.
-    pub fn reload(&self) {
-        *self.loaded.lock().expect("cache lock") = None;
-    }
-
     /// Whether answers describe a working tree of their own (`--root`).
     pub fn has_working_tree(&self) -> bool {
         self.working_tree.is_some()
-    }
-
-    /// The shared store this cache reads, if it reads one.
-    pub fn shared_store(&self) -> Option<&SharedStore> {
-        self.shared.as_ref().map(|s| &s.store)
     }
 
     /// The store the cache reads.

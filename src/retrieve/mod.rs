@@ -138,8 +138,17 @@ pub struct Retriever {
 impl Retriever {
     /// A retriever over the store in `store_dir`; the model loads on the first question that needs it.
     pub fn new(store_dir: PathBuf, config: Config) -> Self {
+        Retriever::over(GenerationCache::new(store_dir), config)
+    }
+
+    /// A retriever over a shared store (`s3://…`); its local folder holds caches only.
+    pub fn shared(store: crate::store::shared::SharedStore, config: Config) -> Self {
+        Retriever::over(GenerationCache::shared(store), config)
+    }
+
+    fn over(cache: GenerationCache, config: Config) -> Self {
         Retriever {
-            cache: GenerationCache::new(store_dir),
+            cache,
             config,
             embedder: Arc::new(Mutex::new(None)),
             lexical_only: false,
@@ -167,14 +176,6 @@ impl Retriever {
             self.cache.set_working_tree(root, Some(overlay));
         }
         self
-    }
-
-    /// A retriever over a shared store (`s3://…`); its local folder holds caches only.
-    pub fn shared(store: crate::store::shared::SharedStore, config: Config) -> Self {
-        Retriever {
-            cache: GenerationCache::shared(store),
-            ..Retriever::new(PathBuf::new(), config)
-        }
     }
 
     /// The generation cache (a watcher asks it to reload when the working tree changes).

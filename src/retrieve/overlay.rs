@@ -164,27 +164,12 @@ fn merged_manifest(mut manifest: Manifest, overlay: &Overlay) -> Manifest {
 /// exactly one has that name.
 pub fn merge(base: DecodedTables, overlay: DecodedTables, covered: &[String]) -> DecodedTables {
     let covered: HashSet<&str> = covered.iter().map(String::as_str).collect();
-    let mut entities: Vec<_> = base
-        .entities
-        .into_iter()
-        .filter(|e| !covered.contains(e.path.as_str()))
-        .collect();
-    entities.extend(overlay.entities);
+    let entities = replaced(base.entities, overlay.entities, &covered, |e| &e.path);
     let kept: HashSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
     let mut signature_views = base.signature_views;
     signature_views.retain(|id, _| kept.contains(id.as_str()));
     signature_views.extend(overlay.signature_views);
-    let mut chunks: Vec<_> = base
-        .chunks
-        .into_iter()
-        .filter(|c| !covered.contains(c.path.as_str()))
-        .collect();
-    chunks.extend(overlay.chunks);
-    let mut edges: Vec<_> = base
-        .edges
-        .into_iter()
-        .filter(|e| !covered.contains(e.path.as_str()))
-        .collect();
+    let chunks = replaced(base.chunks, overlay.chunks, &covered, |c| &c.path);
     let mut by_name: std::collections::HashMap<&str, Vec<&str>> = Default::default();
     for entity in &entities {
         by_name
@@ -192,7 +177,7 @@ pub fn merge(base: DecodedTables, overlay: DecodedTables, covered: &[String]) ->
             .or_default()
             .push(entity.id.as_str());
     }
-    edges.extend(overlay.edges.into_iter().map(|mut edge| {
+    let overlay_edges = overlay.edges.into_iter().map(|mut edge| {
         if edge.target.is_none() {
             let name = edge
                 .target_name
@@ -206,11 +191,27 @@ pub fn merge(base: DecodedTables, overlay: DecodedTables, covered: &[String]) ->
             }
         }
         edge
-    }));
+    });
+    let edges = replaced(base.edges, overlay_edges.collect(), &covered, |e| &e.path);
     DecodedTables {
         entities,
         edges,
         chunks,
         signature_views,
     }
+}
+
+/// `base`'s rows whose file is not `covered`, then `overlay`'s.
+fn replaced<T>(
+    base: Vec<T>,
+    overlay: Vec<T>,
+    covered: &HashSet<&str>,
+    path: impl Fn(&T) -> &String,
+) -> Vec<T> {
+    let mut rows: Vec<T> = base
+        .into_iter()
+        .filter(|row| !covered.contains(path(row).as_str()))
+        .collect();
+    rows.extend(overlay);
+    rows
 }

@@ -108,9 +108,19 @@ impl Store {
             n += 1;
             id = format!("g{millis}-{n}");
         }
-        let dir = self.base.join(STAGING).join(&id);
-        std::fs::create_dir_all(&dir)?;
-        Ok(Staging { id, dir })
+        let staging = self.staging(&id);
+        std::fs::create_dir_all(&staging.dir)?;
+        Ok(staging)
+    }
+
+    /// The staging folder generation `id` is written into before [`Store::publish`] (not
+    /// created: [`Store::begin`] picks a fresh id and creates it; a shared store's mirror
+    /// fills it with a generation downloaded under its own id).
+    pub fn staging(&self, id: &str) -> Staging {
+        Staging {
+            id: id.to_string(),
+            dir: self.base.join(STAGING).join(id),
+        }
     }
 
     /// Moves a validated staging folder into place and points `current` at it.

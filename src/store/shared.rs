@@ -57,8 +57,7 @@ pub fn is_shared_uri(store: &Path) -> bool {
 }
 
 /// The step of talking to object storage that failed (doctor names it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     Configure,
     Reach,
@@ -140,30 +139,35 @@ impl From<SharedError> for KnowcodeError {
 
 /// The server answered, and refused the credentials (S3 reports some as generic 403s).
 fn looks_refused(text: &str) -> bool {
-    [
-        "403 Forbidden",
-        "401 Unauthorized",
-        "SignatureDoesNotMatch",
-        "InvalidAccessKeyId",
-        "AccessDenied",
-        "ExpiredToken",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
+    contains_any(
+        text,
+        &[
+            "403 Forbidden",
+            "401 Unauthorized",
+            "SignatureDoesNotMatch",
+            "InvalidAccessKeyId",
+            "AccessDenied",
+            "ExpiredToken",
+        ],
+    )
 }
 
 /// No answer at all: connection, DNS or timeout failures.
 fn looks_unreachable(text: &str) -> bool {
-    let text = text.to_ascii_lowercase();
-    [
-        "error sending request",
-        "connection refused",
-        "dns error",
-        "timed out",
-        "tcp connect",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
+    contains_any(
+        &text.to_ascii_lowercase(),
+        &[
+            "error sending request",
+            "connection refused",
+            "dns error",
+            "timed out",
+            "tcp connect",
+        ],
+    )
+}
+
+fn contains_any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|needle| text.contains(needle))
 }
 
 /// An S3 error body (`<Error><Code>…</Code><Message>…</Message>…`) shortened to its code and
