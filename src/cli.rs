@@ -82,7 +82,7 @@ pub struct InspectArgs {
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The repository to serve.
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value_os_t = default_store())]
     pub store: PathBuf,
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -139,7 +139,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub json: bool,
     /// The folder holding the index.
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value_os_t = default_store())]
     pub store: PathBuf,
 }
 
@@ -152,7 +152,9 @@ pub struct AskArgs {
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
-    /// The repository to serve (must exist); default: $CLAUDE_PROJECT_DIR, else the current folder.
+    /// The repository to serve (must exist), or a shared store (`s3://bucket/prefix`); default:
+    /// the project folder ($CLAUDE_PROJECT_DIR, else the current folder), or the store its
+    /// aimodels.yaml names (`index.store`).
     #[arg(long)]
     pub store: Option<PathBuf>,
     /// Also rebuild on every change (like `knowcode watch`); logs go to stderr.
@@ -169,7 +171,7 @@ pub struct McpArgs {
 
 #[derive(Args, Debug)]
 pub struct DoctorArgs {
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value_os_t = default_store())]
     pub store: PathBuf,
     /// Also start `knowcode mcp` and run a real handshake (initialize, tools, one query).
     #[arg(long)]
@@ -180,8 +182,9 @@ pub struct DoctorArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
-    /// The folder holding the index (`.knowcode/`).
-    #[arg(long, default_value = ".")]
+    /// The folder holding the index (`.knowcode/`), or a shared store (`s3://bucket/prefix`).
+    /// Default: `index.store` of ./aimodels.yaml, else the current folder.
+    #[arg(long, default_value_os_t = default_store())]
     pub store: PathBuf,
     /// The working tree the answers are about, when the index was built from another
     /// checkout (a team's shared index): freshness compares with it. Default: the tree the
@@ -381,7 +384,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Index(args) => run_index(args, false).await,
         Command::Build(args) => run_index(args, true).await,
-        Command::Mcp(args) => {
+        Command::Mcp(mut args) => {
+            if args.store.is_none() {
+                let project = knowcode::serve::service::resolve_root(None)?;
+                args.store = configured_store(&project);
+            }
             let shared = args.store.as_deref().is_some_and(is_shared_uri);
             let root = match shared {
                 true => shared_tree(args.root.as_deref())?,
@@ -652,6 +659,21 @@ fn run_telemetry(args: TelemetryArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The store `aimodels.yaml` (`index.store`) names for readers started in `dir`: a shared
+/// store's URI as written, a folder resolved against the file's folder.
+fn configured_store(dir: &std::path::Path) -> Option<PathBuf> {
+    let setting = Config::store_setting(dir)?;
+    if is_shared_uri(std::path::Path::new(&setting.value)) {
+        return Some(PathBuf::from(setting.value));
+    }
+    Some(setting.base.join(setting.value))
+}
+
+/// `--store`'s default for readers: what ./aimodels.yaml names, else the current folder.
+fn default_store() -> PathBuf {
+    configured_store(std::path::Path::new(".")).unwrap_or_else(|| PathBuf::from("."))
+}
+
 /// `--store` naming a shared store (`s3://…`): the store, its client configured from the
 /// environment; `None` for a folder.
 fn shared_store(store: &std::path::Path) -> Result<Option<SharedStore>, KnowcodeError> {
@@ -913,6 +935,14 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
         Some(shared) => shared.local_dir(),
         None => args.store.clone().unwrap_or_else(|| root.clone()),
     };
+    if let (None, Some(configured)) = (&args.store, configured_store(&root)) {
+        tracing::warn!(
+            "aimodels.yaml names {} for readers; this build stays in {} (pass --store {} to publish there)",
+            configured.display(),
+            store_dir.display(),
+            configured.display()
+        );
+    }
     std::fs::create_dir_all(&store_dir)?;
     let config = Config::load(&root)?;
     let options = IndexOptions {

@@ -81,6 +81,18 @@ pub struct IndexConfig {
     pub max_chunk_tokens: usize,
     /// Generations kept after a publish (current included).
     pub keep_generations: usize,
+    /// Where readers started in this repository without `--store` find the index: a shared
+    /// store's `s3://bucket/prefix`, or a folder (relative to this file's folder). `index`
+    /// never publishes to it without `--store`.
+    pub store: Option<String>,
+}
+
+/// `index.store` as written (a shared store's URI or a folder), and the folder a relative
+/// folder is resolved against: the configuration file's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreSetting {
+    pub value: String,
+    pub base: PathBuf,
 }
 
 impl Default for RetrievalConfig {
@@ -111,6 +123,7 @@ impl Default for IndexConfig {
             max_file_bytes: 1024 * 1024,
             max_chunk_tokens: 400,
             keep_generations: 2,
+            store: None,
         }
     }
 }
@@ -118,14 +131,31 @@ impl Default for IndexConfig {
 impl Config {
     /// Loads `KNOWCODE_CONFIG` if set, else `<root>/aimodels.yaml` if present, else defaults.
     pub fn load(root: &Path) -> Result<Config, KnowcodeError> {
-        let path = match std::env::var_os("KNOWCODE_CONFIG") {
-            Some(p) => PathBuf::from(p),
-            None => root.join(CONFIG_FILE),
-        };
+        let path = Self::file_for(root);
         if !path.is_file() {
             return Ok(Config::default());
         }
         Self::from_file(&path)
+    }
+
+    /// The configuration file that applies to `root`: `KNOWCODE_CONFIG`, else
+    /// `<root>/aimodels.yaml` (which may not exist).
+    fn file_for(root: &Path) -> PathBuf {
+        match std::env::var_os("KNOWCODE_CONFIG") {
+            Some(p) => PathBuf::from(p),
+            None => root.join(CONFIG_FILE),
+        }
+    }
+
+    /// `index.store` as the configuration for `root` writes it, if set. A missing or invalid
+    /// file names none (the commands that load it report an invalid file themselves).
+    pub fn store_setting(root: &Path) -> Option<StoreSetting> {
+        let value = Self::load(root).ok()?.index.store?;
+        let file = Self::file_for(root);
+        Some(StoreSetting {
+            value,
+            base: file.parent().unwrap_or(root).to_path_buf(),
+        })
     }
 
     /// Reads and validates `aimodels.yaml` at `path`; an `invalid_config` error names the file and the key.
@@ -181,6 +211,17 @@ impl Config {
         positive("index.max_chunk_tokens", self.index.max_chunk_tokens)?;
         if self.index.keep_generations < 2 {
             return invalid("`index.keep_generations` must be at least 2".into());
+        }
+        if self
+            .index
+            .store
+            .as_ref()
+            .is_some_and(|s| s.trim().is_empty())
+        {
+            return invalid(
+                "`index.store` must not be empty (omit it to use the repository's own index)"
+                    .into(),
+            );
         }
         if self.embedding.model_id.trim().is_empty() {
             return invalid("`embedding.model_id` must not be empty".into());
@@ -247,6 +288,24 @@ mod tests {
         assert!(err.message.contains("config.hybrid_alpha"), "{err}");
         let err = Config::from_yaml("embedding:\n  batch_size: 0\n").unwrap_err();
         assert!(err.message.contains("embedding.batch_size"), "{err}");
+    }
+
+    #[test]
+    fn index_store_is_read_with_the_folder_it_is_relative_to() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(
+            repo.path().join(CONFIG_FILE),
+            "index:\n  store: s3://team-index/myrepo\n",
+        )
+        .unwrap();
+        let setting = Config::store_setting(repo.path()).unwrap();
+        assert_eq!(setting.value, "s3://team-index/myrepo");
+        assert_eq!(setting.base, repo.path());
+        let bare = tempfile::tempdir().unwrap();
+        assert_eq!(Config::store_setting(bare.path()), None);
+        let empty = Config::from_yaml("index:\n  store: ' '\n").unwrap_err();
+        assert_eq!(empty.code, ErrorCode::InvalidConfig);
+        assert!(empty.message.contains("index.store"), "{}", empty.message);
     }
 
     #[test]

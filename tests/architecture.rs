@@ -173,9 +173,9 @@ fn library_files() -> Vec<(String, String)> {
 }
 
 #[test]
-fn only_the_store_reads_lancedb_arrow_and_object_store() {
+fn only_the_store_reads_lancedb_arrow_object_store_and_rustls() {
     let pattern =
-        regex::Regex::new(r"\b(lancedb|arrow_array|arrow_schema|object_store)::").unwrap();
+        regex::Regex::new(r"\b(lancedb|arrow_array|arrow_schema|object_store|rustls)::").unwrap();
     let offenders: Vec<String> = library_files()
         .into_iter()
         .filter(|(name, _)| !name.starts_with("store/") && name != "error.rs")
@@ -183,6 +183,31 @@ fn only_the_store_reads_lancedb_arrow_and_object_store() {
         .map(|(name, _)| name)
         .collect();
     assert!(offenders.is_empty(), "{offenders:?}");
+}
+
+/// One TLS stack in the build: rustls, in one version, on ring. Turning on lancedb's (or
+/// object_store's) `aws` feature would add aws-lc-rs beside ring; a default reqwest, OpenSSL.
+#[test]
+fn the_lockfile_holds_one_tls_stack() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let packages: Vec<&str> = lock
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \""))
+        .map(|l| l.trim_end_matches('"'))
+        .collect();
+    for second in [
+        "aws-lc-rs",
+        "aws-lc-sys",
+        "openssl",
+        "openssl-sys",
+        "native-tls",
+    ] {
+        assert!(!packages.contains(&second), "{second} is in Cargo.lock");
+    }
+    let rustls = packages.iter().filter(|p| **p == "rustls").count();
+    assert_eq!(rustls, 1, "rustls in {rustls} versions");
+    assert!(packages.contains(&"ring"));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
 Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config,
-shared_root.
+shared_root, shared_s3, shared_s3_lease.
 """
 
 import asyncio
@@ -321,6 +321,23 @@ async def shared_s3():
         doctor = await ok(s.session, "knowcode_inspect", action="doctor")
         store = [c for c in doctor["checks"] if c["name"] == "store"][0]
         assert store["status"] == "pass", doctor
+
+
+async def shared_s3_lease():
+    """A build submitted over MCP keeps its shared-store lease while it works, though its job
+    runtime has one thread that the pipeline keeps busy: with a two-second lease and the build
+    held where it would publish, a CLI build five seconds later is told `store_locked`."""
+    assert STORE.startswith("s3://"), STORE
+    held = {"KNOWCODE_FAIL_STAGE": "share:hang", "KNOWCODE_LEASE_SECONDS": "2"}
+    async with Server("--root", REPO, env=held) as s:
+        job = await ok(s.session, "knowcode_lifecycle", action="build", no_embed=True)
+        await asyncio.sleep(5)
+        status = await ok(s.session, "knowcode_inspect", action="job_status", job_id=job["job_id"])
+        assert status["state"] == "running", status
+        second = subprocess.run([BIN, "index", REPO, "--store", STORE, "--no-embed", "--json"],
+                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert second.returncode != 0, second.stdout
+        assert json.loads(second.stdout)["code"] == "store_locked", second.stdout
 
 
 asyncio.run(globals()[SCENARIO]())

@@ -377,15 +377,12 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
     assert_secret_absent(&doctor, wrong_secret);
 }
 
-#[test]
-fn an_agent_builds_and_reads_a_shared_store_over_mcp() {
-    let s3 = loopback();
-    let store = s3.store("mcp");
+fn run_mcp_scenario(s3: &Loopback, scenario: &str, store: &str) {
     let stdout = common::run_mcp_script_with(
         "mcp_contract.py",
-        &["shared_s3"],
+        &[scenario],
         &[
-            ("KNOWCODE_TEST_STORE", &store),
+            ("KNOWCODE_TEST_STORE", store),
             ("AWS_ENDPOINT_URL", &s3.endpoint),
             ("AWS_ALLOW_HTTP", "true"),
             ("AWS_REGION", "us-east-1"),
@@ -393,7 +390,22 @@ fn an_agent_builds_and_reads_a_shared_store_over_mcp() {
             ("AWS_SECRET_ACCESS_KEY", &s3.secret),
         ],
     );
-    assert!(stdout.contains("shared_s3: all checks passed"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{scenario}: all checks passed")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_agent_builds_and_reads_a_shared_store_over_mcp() {
+    let s3 = loopback();
+    run_mcp_scenario(&s3, "shared_s3", &s3.store("mcp"));
+}
+
+#[test]
+fn a_build_submitted_over_mcp_renews_its_lease() {
+    let s3 = loopback();
+    run_mcp_scenario(&s3, "shared_s3_lease", &s3.store("mcp-lease"));
 }
 
 #[test]
@@ -434,4 +446,52 @@ fn doctor_passes_on_a_published_shared_store() {
         "pass",
         "{report}"
     );
+}
+
+#[test]
+fn a_checkout_whose_aimodels_yaml_names_the_shared_store_reads_it_without_flags() {
+    require_model();
+    let s3 = loopback();
+    let store = s3.store("configured");
+    let tree = python_tree();
+    let built = s3.ok_json(&["index", path(tree.path()), "--store", &store, "--json"]);
+
+    // A teammate's checkout on another branch, configured once in aimodels.yaml.
+    let branch = branch_of(tree.path());
+    std::fs::write(
+        branch.path().join("aimodels.yaml"),
+        format!("index:\n  store: {}\n", &*store),
+    )
+    .unwrap();
+    let in_branch = |args: &[&str]| {
+        let out = s3
+            .command(args)
+            .current_dir(branch.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (fresh, _) = in_branch(&["inspect", "freshness", "--json"]);
+    let fresh: Value = serde_json::from_slice(&fresh).unwrap();
+    assert_eq!(fresh["generation_id"], built["generation_id"], "{fresh}");
+    assert_eq!(fresh["overlay_files"], 3, "{fresh}");
+    let (found, _) = in_branch(&["search", "shipping_fee", "--json"]);
+    let found: Value = serde_json::from_slice(&found).unwrap();
+    assert!(ids(&found).contains(&"shop/shipping.py::shipping_fee".to_string()));
+
+    // `index` without --store builds locally and says where it did not publish.
+    let (_, said) = in_branch(&["index", ".", "--no-embed", "--json"]);
+    assert!(said.contains(&*store) && said.contains("--store"), "{said}");
+    assert!(branch.path().join(".knowcode").is_dir());
+    let (after, _) = in_branch(&["inspect", "freshness", "--json"]);
+    let after: Value = serde_json::from_slice(&after).unwrap();
+    assert_eq!(after["generation_id"], built["generation_id"], "{after}");
 }

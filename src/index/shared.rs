@@ -1,9 +1,9 @@
 //! A build into a shared store (`knowcode index --store s3://…`): the generation is staged on
 //! disk in the store's local folder (a mirror whose `current` is the shared one, so unchanged
-//! chunks reuse its vectors), built by the ordinary pipeline, uploaded, validated where it now
-//! lives, and published by one conditional write of the shared `current`. The build lease
-//! makes a second builder fail fast with `store_locked`; the conditional write makes sure of
-//! it. This module owns that order; the objects and writes are `store::shared`'s.
+//! chunks reuse its vectors), built by the ordinary pipeline, uploaded, validated by fetching
+//! it back the way readers do, and published by one conditional write of the shared `current`.
+//! The build lease makes a second builder fail fast with `store_locked`; the conditional write
+//! makes sure of it. This module owns that order; the objects and writes are `store::shared`'s.
 
 use crate::error::{BuildError, ErrorCode, KnowcodeError, Stage};
 use crate::store::shared::{Lease, Pointer, SharedStore};
@@ -30,35 +30,79 @@ pub async fn run(
             format!("{} is being built by {who}", shared.uri()),
         )));
     };
-    let lease = std::sync::Arc::new(tokio::sync::Mutex::new(lease));
-    let renewing = tokio::spawn(keep_renewing(shared.clone(), lease.clone()));
+    let renewal = Renewal::start(shared, lease);
     let result = build_and_publish(options, shared, progress).await;
-    renewing.abort();
-    let _ = renewing.await;
-    let lease = std::sync::Arc::try_unwrap(lease)
-        .expect("the renewal task is over")
-        .into_inner();
-    if let Err(e) = shared.release(lease).await {
-        tracing::warn!("could not release the build lease: {e}");
+    let still_held = tokio::task::spawn_blocking(move || renewal.stop())
+        .await
+        .ok()
+        .flatten();
+    match still_held {
+        Some(lease) => {
+            if let Err(e) = shared.release(lease).await {
+                tracing::warn!("could not release the build lease: {e}");
+            }
+        }
+        None => tracing::warn!("the build lease was lost; leaving the new holder's lease alone"),
     }
     result
 }
 
-/// Renews the lease while the build runs, so a build longer than the lease period keeps it
-/// (on a multi-threaded runtime: the pipeline's blocking stages occupy one worker). Stops when
-/// the lease was lost — the conditional pointer write then still lets only one build publish.
-async fn keep_renewing(shared: SharedStore, lease: std::sync::Arc<tokio::sync::Mutex<Lease>>) {
-    loop {
-        tokio::time::sleep(crate::store::shared::lease_renewal_interval()).await;
-        match shared.renew(&mut *lease.lock().await).await {
+/// Renews the lease while the build runs, so a build longer than the lease period keeps it.
+/// It runs on a thread of its own, with its own client and runtime, so that it renews whatever
+/// runtime the build runs on (a job's has one thread, which the pipeline's blocking stages
+/// occupy). A lease found taken over is not renewed again, nor released: the conditional
+/// pointer write still lets only one build publish.
+struct Renewal {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<Option<Lease>>,
+}
+
+impl Renewal {
+    fn start(shared: &SharedStore, lease: Lease) -> Renewal {
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let uri = shared.uri().to_string();
+        let thread = std::thread::spawn(move || keep_renewing(&uri, lease, &stopped));
+        Renewal { stop, thread }
+    }
+
+    /// Stops renewing; the lease if it is still ours.
+    fn stop(self) -> Option<Lease> {
+        let _ = self.stop.send(());
+        self.thread.join().ok().flatten()
+    }
+}
+
+fn keep_renewing(
+    uri: &str,
+    mut lease: Lease,
+    stopped: &std::sync::mpsc::Receiver<()>,
+) -> Option<Lease> {
+    let interval = crate::store::shared::lease_renewal_interval();
+    let renewer = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+        .and_then(|runtime| Ok((runtime, SharedStore::open(uri).map_err(|e| e.to_string())?)));
+    let (runtime, store) = match renewer {
+        Ok(renewer) => renewer,
+        Err(why) => {
+            tracing::warn!("cannot renew the build lease ({why}); it lasts one period");
+            let _ = stopped.recv();
+            return Some(lease);
+        }
+    };
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+        match runtime.block_on(store.renew(&mut lease)) {
             Ok(true) => {}
             Ok(false) => {
                 tracing::warn!("the build lease expired and was taken over");
-                return;
+                let _ = stopped.recv();
+                return None;
             }
             Err(e) => tracing::warn!("could not renew the build lease: {e}"),
         }
     }
+    Some(lease)
 }
 
 async fn build_and_publish(
@@ -138,13 +182,23 @@ async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Po
     }
 }
 
-/// The uploaded generation, opened where readers will open it, holds what its manifest says.
+/// The uploaded generation, fetched the way readers fetch it (every object, into a fresh local
+/// folder) and opened there, holds what its manifest says.
 async fn validate(shared: &SharedStore, id: &str, dir: &std::path::Path) -> Result<(), BuildError> {
-    let fail = BuildError::at(Stage::Share);
-    let manifest = Manifest::read(dir).map_err(BuildError::at(Stage::Share))?;
-    let counts = tables::row_counts(&shared.generation_uri(id))
+    let manifest = Manifest::read(dir).map_err(share_failed)?;
+    let parent = dir.parent().unwrap_or(dir);
+    let copy = tempfile::Builder::new()
+        .prefix(".validate-")
+        .tempdir_in(parent)
+        .map_err(share_failed)?;
+    shared
+        .download_generation(id, copy.path())
         .await
-        .map_err(fail)?;
+        .map_err(share_failed)?;
+    Manifest::read(copy.path()).map_err(share_failed)?;
+    let counts = tables::row_counts(&tables::location(copy.path()))
+        .await
+        .map_err(share_failed)?;
     let expected = (
         manifest.counts.entities,
         manifest.counts.edges,
@@ -153,11 +207,16 @@ async fn validate(shared: &SharedStore, id: &str, dir: &std::path::Path) -> Resu
     );
     let found = (counts.entities, counts.edges, counts.chunks, counts.vectors);
     if found != expected {
-        return Err(BuildError::at(Stage::Share)(anyhow::anyhow!(
+        return Err(share_failed(anyhow::anyhow!(
             "validation on the shared store failed: read (entities, edges, chunks, vectors) = {found:?}, the manifest says {expected:?}"
         )));
     }
     Ok(())
+}
+
+/// A failure of the share stage, for `map_err` over any error type.
+fn share_failed<E: Into<anyhow::Error>>(error: E) -> BuildError {
+    BuildError::at(Stage::Share)(error)
 }
 
 /// `user@host pid N`, for the lease and `store_locked`'s message.

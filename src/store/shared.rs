@@ -11,6 +11,9 @@
 //! before building (`If-None-Match` when there was none): even if a lease expired under a very
 //! slow build, exactly one of two builders moves the pointer. A killed build leaves objects
 //! under `generations/<id>/` that `current` never names; the next build cleans them.
+//!
+//! One TLS stack: the client is object_store's S3 over reqwest with rustls on ring, the crypto
+//! provider the rest of the binary already links; `open` installs it as the process default.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -282,6 +285,7 @@ impl SharedStore {
         } else {
             format!("{SCHEME}{bucket}/{prefix}")
         };
+        install_crypto_provider();
         let client = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
             .build()
@@ -314,11 +318,6 @@ impl SharedStore {
             })
             .collect();
         crate::config::cache_dir().join("shared").join(name)
-    }
-
-    /// Where LanceDB finds a generation's folder (`s3://…/.knowcode/generations/<id>`).
-    pub fn generation_uri(&self, id: &str) -> String {
-        format!("{SCHEME}{}/{}", self.bucket, self.key(&[GENERATIONS, id]))
     }
 
     fn key(&self, parts: &[&str]) -> String {
@@ -600,6 +599,12 @@ impl SharedStore {
     }
 }
 
+/// Makes ring rustls's process-wide crypto provider (reqwest is built without one of its own, so
+/// that aws-lc-rs is not linked beside ring). Idempotent: a provider already installed stays.
+fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 fn lease_duration() -> Duration {
     std::env::var(LEASE_SECONDS_ENV)
         .ok()
@@ -659,8 +664,8 @@ mod tests {
         let store = SharedStore::open("s3://team/some/prefix/").unwrap();
         assert_eq!(store.uri(), "s3://team/some/prefix");
         assert_eq!(
-            store.generation_uri("g1"),
-            "s3://team/some/prefix/.knowcode/generations/g1"
+            store.key(&[GENERATIONS, "g1"]),
+            "some/prefix/.knowcode/generations/g1"
         );
         let bare = SharedStore::open("s3://team").unwrap();
         assert_eq!(bare.key(&[CURRENT]), ".knowcode/current");

@@ -40,8 +40,8 @@ fn u32f(name: &str) -> Field {
     Field::new(name, DataType::UInt32, false)
 }
 
-/// Opens the LanceDB database of a generation: `location` is its folder, or a shared
-/// store's `s3://…/generations/<id>` (credentials and endpoint from the environment).
+/// Opens the LanceDB database of a generation folder (a shared store's generations are read
+/// from a local copy too: LanceDB is built without object storage).
 pub async fn connect(location: &str) -> lancedb::Result<lancedb::Connection> {
     let uri = format!("{}/{LANCE_DIR}", location.trim_end_matches('/'));
     lancedb::connect(&uri).execute().await
