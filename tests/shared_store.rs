@@ -357,6 +357,29 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
     );
     assert_secret_absent(&unreachable, &s3.secret);
 
+    // HTTPS to a server that speaks plain HTTP: the TLS stack (rustls on ring, installed by
+    // the store) starts, its handshake fails, and that is a typed error, not a panic.
+    let https = s3.endpoint.replacen("http://", "https://", 1);
+    let handshake = s3
+        .command(&[
+            "query",
+            "cart total",
+            "--store",
+            &store,
+            "--root",
+            root,
+            "--json",
+        ])
+        .env("AWS_ENDPOINT_URL", &https)
+        .env_remove("AWS_ALLOW_HTTP")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&handshake.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let error: Value = serde_json::from_slice(&handshake.stdout).expect("a JSON error");
+    assert_eq!(error["code"], "store_unreachable", "{error}");
+    assert_secret_absent(&handshake, &s3.secret);
+
     // doctor names the failing step.
     let doctor = s3
         .command(&["doctor", "--store", &store, "--json"])
