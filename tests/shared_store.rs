@@ -302,9 +302,9 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
     let tree = python_tree();
     let root = path(tree.path());
 
-    let wrong_secret = "wrong-secret-value-do-not-print";
-    let refused = s3
-        .command(&[
+    // `query` under a changed environment: a typed `store_unreachable` error, never a panic.
+    let unreachable_query = |set: &[(&str, &str)], unset: &[&str]| {
+        let mut command = s3.command(&[
             "query",
             "cart total",
             "--store",
@@ -312,13 +312,24 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
             "--root",
             root,
             "--json",
-        ])
-        .env("AWS_SECRET_ACCESS_KEY", wrong_secret)
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    let error: Value = serde_json::from_slice(&refused.stdout).unwrap();
-    assert_eq!(error["code"], "store_unreachable", "{error}");
+        ]);
+        command.envs(set.iter().copied());
+        for name in unset {
+            command.env_remove(name);
+        }
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && !stderr.contains("panicked"),
+            "{stderr}"
+        );
+        let error: Value = serde_json::from_slice(&out.stdout).expect("a JSON error");
+        assert_eq!(error["code"], "store_unreachable", "{error}");
+        (out, error)
+    };
+
+    let wrong_secret = "wrong-secret-value-do-not-print";
+    let (refused, error) = unreachable_query(&[("AWS_SECRET_ACCESS_KEY", wrong_secret)], &[]);
     assert!(
         error["hint"]
             .as_str()
@@ -336,21 +347,8 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
     assert_eq!(error["code"], "store_unreachable", "{error}");
     assert_secret_absent(&unknown_key, &s3.secret);
 
-    let unreachable = s3
-        .command(&[
-            "query",
-            "cart total",
-            "--store",
-            &store,
-            "--root",
-            root,
-            "--json",
-        ])
-        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-        .output()
-        .unwrap();
-    let error: Value = serde_json::from_slice(&unreachable.stdout).unwrap();
-    assert_eq!(error["code"], "store_unreachable", "{error}");
+    let (unreachable, error) =
+        unreachable_query(&[("AWS_ENDPOINT_URL", "http://127.0.0.1:9")], &[]);
     assert!(
         error["hint"].as_str().unwrap().contains("AWS_ENDPOINT_URL"),
         "{error}"
@@ -358,26 +356,9 @@ fn bad_credentials_and_an_unreachable_endpoint_are_typed_errors_without_the_secr
     assert_secret_absent(&unreachable, &s3.secret);
 
     // HTTPS to a server that speaks plain HTTP: the TLS stack (rustls on ring, installed by
-    // the store) starts, its handshake fails, and that is a typed error, not a panic.
+    // the store) starts and its handshake fails.
     let https = s3.endpoint.replacen("http://", "https://", 1);
-    let handshake = s3
-        .command(&[
-            "query",
-            "cart total",
-            "--store",
-            &store,
-            "--root",
-            root,
-            "--json",
-        ])
-        .env("AWS_ENDPOINT_URL", &https)
-        .env_remove("AWS_ALLOW_HTTP")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&handshake.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let error: Value = serde_json::from_slice(&handshake.stdout).expect("a JSON error");
-    assert_eq!(error["code"], "store_unreachable", "{error}");
+    let (handshake, _) = unreachable_query(&[("AWS_ENDPOINT_URL", &https)], &["AWS_ALLOW_HTTP"]);
     assert_secret_absent(&handshake, &s3.secret);
 
     // doctor names the failing step.
