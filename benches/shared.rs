@@ -142,7 +142,7 @@ fn main() {
         published.reused
     );
 
-    let _ = std::fs::remove_dir_all(shared.local_dir().join(".knowcode/cache"));
+    let _ = std::fs::remove_dir_all(Store::at(&shared.local_dir()).caches());
     let before = bytes_from_server(&counter);
     let started = Instant::now();
     runtime

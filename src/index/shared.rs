@@ -1,7 +1,7 @@
 //! A build into a shared store (`knowcode index --store s3://…`): the generation is staged on
 //! disk in the store's local folder (a mirror whose `current` is the shared one, so unchanged
 //! chunks reuse its vectors), built by the ordinary pipeline, uploaded, validated by fetching
-//! it back the way readers do, and published by one conditional write of the shared `current`.
+//! it back the way readers do (into their local copy), and published by one conditional write of the shared `current`.
 //! The build lease makes a second builder fail fast with `store_locked`; the conditional write
 //! makes sure of it. This module owns that order; the objects and writes are `store::shared`'s.
 
@@ -124,7 +124,7 @@ async fn build_and_publish(
         .upload_generation(&id, &dir)
         .await
         .map_err(BuildError::at(Stage::Share))?;
-    validate(shared, &id, &dir).await?;
+    validate(shared, &store, &id).await?;
     fail_point(Stage::Share)?;
     let moved = shared
         .publish(&id, before.as_ref())
@@ -182,21 +182,15 @@ async fn mirror_current(store: &Store, shared: &SharedStore, pointer: Option<&Po
     }
 }
 
-/// The uploaded generation, fetched the way readers fetch it (every object, into a fresh local
-/// folder) and opened there, holds what its manifest says.
-async fn validate(shared: &SharedStore, id: &str, dir: &std::path::Path) -> Result<(), BuildError> {
-    let manifest = Manifest::read(dir).map_err(share_failed)?;
-    let parent = dir.parent().unwrap_or(dir);
-    let copy = tempfile::Builder::new()
-        .prefix(".validate-")
-        .tempdir_in(parent)
-        .map_err(share_failed)?;
-    shared
-        .download_generation(id, copy.path())
-        .await
-        .map_err(share_failed)?;
-    Manifest::read(copy.path()).map_err(share_failed)?;
-    let counts = tables::row_counts(&tables::location(copy.path()))
+/// The uploaded generation, fetched the way readers fetch it (every object, into the local
+/// copy readers of this store open) and opened there, holds what its manifest says.
+async fn validate(shared: &SharedStore, store: &Store, id: &str) -> Result<(), BuildError> {
+    let manifest = Manifest::read(&store.generation_dir(id)).map_err(share_failed)?;
+    let copy = store.cached_copy(id);
+    shared.fetch_copy(id, &copy).await.map_err(share_failed)?;
+    store.prune_caches(id);
+    Manifest::read(&copy).map_err(share_failed)?;
+    let counts = tables::row_counts(&tables::location(&copy))
         .await
         .map_err(share_failed)?;
     let expected = (

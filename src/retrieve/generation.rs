@@ -245,26 +245,13 @@ impl BaseParts {
     /// reader of an id downloads it whole into the cache (about the bytes decoding its rows
     /// from the bucket would read anyway) and every search after that runs locally.
     async fn shared(shared: &SharedStore, id: &str, cache: PathBuf) -> anyhow::Result<BaseParts> {
-        if Manifest::read(&cache).is_err() {
-            let partial = cache.with_extension(format!("part{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&partial);
-            shared.download_generation(id, &partial).await?;
-            if Manifest::read(&cache).is_ok() {
-                // Another process finished the same copy first: keep theirs (it may be open).
-                let _ = std::fs::remove_dir_all(&partial);
-            } else {
-                let _ = std::fs::remove_dir_all(&cache);
-                std::fs::rename(&partial, &cache)?;
-            }
-        }
+        shared.fetch_copy(id, &cache).await?;
         BaseParts::local(cache).await
     }
 }
 
 /// How long a reader trusts the shared `current` it read before asking again.
 const SHARED_POLL: std::time::Duration = std::time::Duration::from_secs(10);
-/// Shared generations kept in the local cache (the current one and the one before).
-const CACHED_SHARED: usize = 2;
 
 /// A shared store as a reader sees it: the pointer, re-read at most every [`SHARED_POLL`] —
 /// at once when this process published meanwhile, and at every request while nothing is
@@ -440,15 +427,14 @@ impl GenerationCache {
         if let Some(loaded) = self.cached(&id) {
             return Ok(loaded); // another request opened it meanwhile
         }
-        let caches = self.store.base().join("cache");
-        let base = BaseParts::shared(&shared.store, &id, caches.join(&id))
+        let base = BaseParts::shared(&shared.store, &id, self.store.cached_copy(&id))
             .await
             .map_err(|e| shared_failure(&shared.store, &id, e))?;
         let generation = self
             .assemble(&id, base)
             .await
             .map_err(|e| shared_failure(&shared.store, &id, e))?;
-        prune_cache(&caches, &id);
+        self.store.prune_caches(&id);
         Ok(self.keep(generation))
     }
 
@@ -527,21 +513,5 @@ fn shared_failure(store: &SharedStore, id: &str, error: anyhow::Error) -> Knowco
                 store.uri()
             )),
         ),
-    }
-}
-
-/// Keeps the newest [`CACHED_SHARED`] cached shared generations (always `current`).
-fn prune_cache(caches: &std::path::Path, current: &str) {
-    let Ok(entries) = std::fs::read_dir(caches) else {
-        return;
-    };
-    let mut ids: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|id| id != current)
-        .collect();
-    ids.sort();
-    let excess = (ids.len() + 1).saturating_sub(CACHED_SHARED);
-    for id in ids.into_iter().take(excess) {
-        let _ = std::fs::remove_dir_all(caches.join(id));
     }
 }

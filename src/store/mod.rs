@@ -25,6 +25,9 @@ const CURRENT: &str = "current";
 const LOCK: &str = "lock";
 const GENERATIONS: &str = "generations";
 const STAGING: &str = "staging";
+const CACHE: &str = "cache";
+/// Shared generations kept in [`Store::caches`] (the current one and the one before).
+const CACHED_SHARED: usize = 2;
 
 /// Writes a file and fsyncs it.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> StoreResult<()> {
@@ -80,6 +83,34 @@ impl Store {
     /// The folder of a published generation.
     pub fn generation_dir(&self, id: &str) -> PathBuf {
         self.base.join(GENERATIONS).join(id)
+    }
+
+    /// The folder of local copies of a shared store's generations (readers search them;
+    /// the builder's validation leaves the copy it checked there).
+    pub fn caches(&self) -> PathBuf {
+        self.base.join(CACHE)
+    }
+
+    /// The local copy of shared generation `id`, in [`Store::caches`].
+    pub fn cached_copy(&self, id: &str) -> PathBuf {
+        self.caches().join(id)
+    }
+
+    /// Keeps the newest [`CACHED_SHARED`] local copies of shared generations, `current`
+    /// always among them (best effort: a copy in use elsewhere may fail to go).
+    pub fn prune_caches(&self, current: &str) {
+        let Ok(entries) = std::fs::read_dir(self.caches()) else {
+            return;
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|id| id != current)
+            .collect();
+        ids.sort();
+        let excess = (ids.len() + 1).saturating_sub(CACHED_SHARED);
+        for id in ids.into_iter().take(excess) {
+            let _ = std::fs::remove_dir_all(self.cached_copy(&id));
+        }
     }
 
     /// Takes the build lock or says who holds it.

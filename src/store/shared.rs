@@ -505,6 +505,24 @@ impl SharedStore {
         Ok(())
     }
 
+    /// Makes `copy` a complete local copy of generation `id`, unless it already is one: the
+    /// objects are downloaded into a partial folder beside it, which is then renamed into
+    /// place. A copy another process completed meanwhile is kept (it may be open).
+    pub async fn fetch_copy(&self, id: &str, copy: &Path) -> Result<(), SharedError> {
+        if super::Manifest::read(copy).is_ok() {
+            return Ok(());
+        }
+        let partial = copy.with_extension(format!("part{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&partial);
+        self.download_generation(id, &partial).await?;
+        if super::Manifest::read(copy).is_ok() {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Ok(());
+        }
+        let _ = std::fs::remove_dir_all(copy);
+        std::fs::rename(&partial, copy).map_err(|e| SharedError::new(&self.uri, Step::Write, e))
+    }
+
     /// Points `current` at `id` if it still names what `expected` read (`None`: nothing was
     /// published). `Ok(false)`: another builder published meanwhile, nothing was changed.
     pub async fn publish(&self, id: &str, expected: Option<&Pointer>) -> Result<bool, SharedError> {
