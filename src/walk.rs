@@ -327,8 +327,10 @@ fn looks_minified(text: &str) -> bool {
 }
 
 /// Whether a path holds tests, examples or benchmarks rather than the code they exercise: a
-/// folder named so (`tests/`, `__tests__/`, `spec/`, `examples/`, `benches/`, …) or a file
-/// named by the common test conventions (`test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`).
+/// folder named so (`tests/`, `__tests__/`, `spec/`, `examples/`, `benches/`, `testdata/`,
+/// Java's `src/test/`) or whose name is made of such words (`SelfTest/`, `integration-tests/`),
+/// or a file named by the common test conventions (`test_x.py`, `x_test.go`, `x.test.ts`,
+/// `x.spec.js`, `x_spec.rb`, `XTest.java`, `XTests.cs`).
 pub fn is_test_path(path: &str) -> bool {
     const FOLDERS: &[&str] = &[
         "test",
@@ -337,6 +339,7 @@ pub fn is_test_path(path: &str) -> bool {
         "spec",
         "specs",
         "testing",
+        "testdata",
         "example",
         "examples",
         "bench",
@@ -345,15 +348,64 @@ pub fn is_test_path(path: &str) -> bool {
     ];
     let mut segments: Vec<&str> = path.split('/').collect();
     let file = segments.pop().unwrap_or("");
-    if segments.iter().any(|s| FOLDERS.contains(s)) {
+    let test_folder = |s: &&str| {
+        FOLDERS.contains(s)
+            || crate::text::split_identifier(s)
+                .iter()
+                .any(|w| w == "test" || w == "tests")
+    };
+    if segments.iter().any(test_folder) {
         return true;
     }
     let stem = file.split('.').next().unwrap_or(file);
+    let camel_suffix = |suffix: &str| {
+        stem.strip_suffix(suffix)
+            .is_some_and(|rest| rest.ends_with(|c: char| c.is_alphanumeric()))
+    };
     stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
+        || camel_suffix("Test")
+        || camel_suffix("Tests")
+        || camel_suffix("Spec")
         || file.contains(".test.")
         || file.contains(".spec.")
+}
+
+/// Whether a path holds generated, bundled or vendored code, which a fix rarely touches: an
+/// amalgamated single header (`single_include/`, `singleheader/`, `amalgamation/`), a build
+/// bundle (`dist/`), vendored third-party code (`vendor/`, `third_party/`, `deps/`, …) or a
+/// generated file by its name (`x.pb.go`, `x_pb2.py`, `x.min.js`, `zz_generated.x.go`).
+pub fn is_generated_path(path: &str) -> bool {
+    const FOLDERS: &[&str] = &[
+        "single_include",
+        "singleheader",
+        "single_header",
+        "amalgamation",
+        "amalgamated",
+        "dist",
+        "vendor",
+        "vendored",
+        "third_party",
+        "thirdparty",
+        "third-party",
+        "3rdparty",
+        "node_modules",
+        "deps",
+        "dependencies",
+        "generated",
+        "__generated__",
+    ];
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or("");
+    if segments.iter().any(|s| FOLDERS.contains(s)) {
+        return true;
+    }
+    let words: Vec<&str> = file.split(['.', '_', '-']).collect();
+    let marked = |w: &str| words[1..].contains(&w);
+    words.len() > 2 && (marked("pb") || marked("pb2") || marked("min") || marked("bundle"))
+        || words.contains(&"generated")
 }
 
 #[cfg(test)]
@@ -369,6 +421,11 @@ mod tests {
             "lib/x.spec.js",
             "examples/demo.rs",
             "test_utils.py",
+            "src/test/java/com/x/Pojo.java",
+            "src/main/java/com/x/ToXmlGeneratorTest.java",
+            "projects/SelfTest/UsageTests/Misc.tests.cpp",
+            "spec/models/user_spec.rb",
+            "pkg/testdata/input.go",
         ] {
             assert!(is_test_path(path), "{path}");
         }
@@ -376,8 +433,35 @@ mod tests {
             "src/click/testing.py",
             "src/contest.rs",
             "src/attestation/x.go",
+            "src/main/java/com/x/Test.java",
+            "src/main/java/com/x/Latest.java",
+            "lib/pytest_plugin.py",
         ] {
             assert!(!is_test_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn generated_bundled_and_vendored_paths_are_recognised() {
+        for path in [
+            "single_include/catch2/catch.hpp",
+            "singleheader/simdjson.h",
+            "api/v1/service.pb.go",
+            "proto/service_pb2.py",
+            "dist/dayjs.min.js",
+            "vendor/github.com/x/y.go",
+            "third_party/zlib/inflate.c",
+            "apis/zz_generated.deepcopy.go",
+        ] {
+            assert!(is_generated_path(path), "{path}");
+        }
+        for path in [
+            "include/catch2/catch.hpp",
+            "src/min.rs",
+            "lib/bundle.js",
+            "src/generator.py",
+        ] {
+            assert!(!is_generated_path(path), "{path}");
         }
     }
 

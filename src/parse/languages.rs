@@ -429,6 +429,14 @@ pub fn is_supported(path: &str) -> bool {
     spec_for_path(path).is_some()
 }
 
+/// The language family of a code path (`c` for C and C++, `ecmascript` for JavaScript and
+/// TypeScript, …); None for Markdown and unsupported files.
+pub fn family_of(path: &str) -> Option<&'static str> {
+    spec_for_path(path)
+        .map(|spec| spec.family)
+        .filter(|family| *family != "markdown")
+}
+
 /// Whether a path holds code knowcode parses (a supported language other than Markdown).
 pub fn is_code(path: &str) -> bool {
     spec_for_path(path).is_some_and(|spec| spec.family != "markdown")

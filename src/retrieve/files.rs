@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use super::generation::ChunkRow;
+use crate::parse::languages::family_of;
 use crate::text::search_words;
+use crate::walk::{is_generated_path, is_test_path};
 
 /// BM25 term-frequency saturation.
 const K1: f64 = 1.2;
@@ -107,6 +109,12 @@ pub struct FileIndex {
     prose: std::collections::HashSet<String>,
     /// File name without its extension → the files of that name (indices into the keys).
     by_stem: HashMap<String, Vec<u32>>,
+    /// A C or C++ unit's name (`catch_list` for `catch_list.h`, `catch_list.cpp`,
+    /// `inline/catch_list.h`, `catch_list-inl.h`) → its files (indices into the keys).
+    units: HashMap<String, Vec<u32>>,
+    /// Code files in a language family that holds less than [`MINORITY_SHARE`] of the
+    /// project's own code files (a C++ library's Python and Ruby scripts).
+    minority: std::collections::HashSet<String>,
 }
 
 impl FileIndex {
@@ -129,11 +137,15 @@ impl FileIndex {
             bm25: Bm25::build(files),
             ..FileIndex::default()
         };
+        index.minority = minority_language_files(index.bm25.keys());
         for (file, path) in index.bm25.keys().iter().enumerate() {
             if only_prose[file] {
                 index.prose.insert(path.clone());
             }
             let name = path.rsplit('/').next().unwrap_or(path);
+            if let Some(unit) = native_unit(name) {
+                index.units.entry(unit).or_default().push(file as u32);
+            }
             if let Some((stem, _)) = name.rsplit_once('.') {
                 index
                     .by_stem
@@ -164,10 +176,76 @@ impl FileIndex {
             .map(|&file| self.bm25.keys()[file as usize].as_str())
     }
 
+    /// The other files of a C or C++ unit: a header and its source, its inline definitions
+    /// (`-inl.h`, `inline/x.h`). A fix that changes a declaration changes both. Names that
+    /// more than [`MAX_UNIT_FILES`] files share (`common.h`, `utils.c`) pair nothing.
+    pub fn companions<'a>(&'a self, path: &str) -> impl Iterator<Item = &'a str> + 'a {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let path = path.to_string();
+        native_unit(name)
+            .and_then(|unit| self.units.get(&unit))
+            .filter(|files| files.len() <= MAX_UNIT_FILES)
+            .into_iter()
+            .flatten()
+            .map(|&file| self.bm25.keys()[file as usize].as_str())
+            .filter(move |other| *other != path)
+    }
+
+    /// Whether the file is code in a language the project barely uses (see [`MINORITY_SHARE`]).
+    pub fn is_minority_language(&self, path: &str) -> bool {
+        self.minority.contains(path)
+    }
+
     /// Every indexed file path, in first-seen order.
     pub fn paths(&self) -> &[String] {
         self.bm25.keys()
     }
+}
+
+/// A language family with less than this share of the project's own code files (outside
+/// tests and generated code) is a minority language: its files are build scripts, tooling and
+/// bindings around the project rather than the project.
+const MINORITY_SHARE: f64 = 0.1;
+
+/// The code files whose language family is a minority (see [`MINORITY_SHARE`]).
+fn minority_language_files(paths: &[String]) -> std::collections::HashSet<String> {
+    let own = |p: &&String| !is_test_path(p) && !is_generated_path(p);
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for path in paths.iter().filter(own) {
+        if let Some(family) = family_of(path) {
+            *counts.entry(family).or_default() += 1;
+        }
+    }
+    let total: usize = counts.values().sum();
+    paths
+        .iter()
+        .filter(|p| {
+            family_of(p).is_some_and(|f| {
+                (counts.get(f).copied().unwrap_or(0) as f64) < MINORITY_SHARE * total as f64
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Files sharing one C or C++ unit name beyond which the name is too common to pair them.
+const MAX_UNIT_FILES: usize = 3;
+
+/// The unit a C or C++ file belongs to: its name without the extension and an inline or
+/// implementation suffix (`document-inl.h` → `document`); None for other languages.
+fn native_unit(name: &str) -> Option<String> {
+    const NATIVE: &[&str] = &[
+        "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "inl", "tpp",
+    ];
+    let (stem, extension) = name.rsplit_once('.')?;
+    if !NATIVE.contains(&extension) {
+        return None;
+    }
+    let unit = ["-inl", "_inl", ".inl", "-impl", "_impl", ".impl"]
+        .iter()
+        .find_map(|suffix| stem.strip_suffix(suffix))
+        .unwrap_or(stem);
+    Some(unit.to_string())
 }
 
 /// A path read as words: `src/pvlib/tools.py` → `src pvlib tools py`.
@@ -210,5 +288,30 @@ mod tests {
         assert_eq!(ranked.len(), 2, "{ranked:?}");
         assert_eq!(index.rank(&search_words("io"), 10)[0].0, "pkg/io.py");
         assert!(index.rank(&search_words("nothing matches"), 10).is_empty());
+    }
+
+    #[test]
+    fn a_header_its_source_and_its_inline_definitions_are_companions() {
+        let index = FileIndex::build(&[
+            chunk("include/simdjson/dom/element.h", "class element"),
+            chunk("include/simdjson/inline/element.h", "element::get"),
+            chunk("src/element-inl.h", "inline"),
+            chunk("include/internal/catch_list.h", "listTests"),
+            chunk("include/internal/catch_list.cpp", "listTests"),
+            chunk("src/bytes.rs", "struct Bytes"),
+        ]);
+        let mut found: Vec<&str> = index.companions("include/simdjson/dom/element.h").collect();
+        found.sort();
+        assert_eq!(
+            found,
+            ["include/simdjson/inline/element.h", "src/element-inl.h"]
+        );
+        assert_eq!(
+            index
+                .companions("include/internal/catch_list.cpp")
+                .collect::<Vec<_>>(),
+            ["include/internal/catch_list.h"]
+        );
+        assert_eq!(index.companions("src/bytes.rs").count(), 0);
     }
 }

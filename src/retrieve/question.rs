@@ -15,7 +15,8 @@ use crate::text::{search_words, split_identifier};
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
 /// Source file extensions recognised in paths and frames.
-const EXTENSIONS: &str = "py|pyi|rs|js|jsx|mjs|cjs|ts|tsx|go|java|c|h|cc|cpp|hpp|cs|rb|php|md";
+const EXTENSIONS: &str =
+    "py|pyi|rs|js|jsx|mjs|cjs|ts|tsx|go|java|kt|scala|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|md";
 
 /// Where a name was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,6 +71,9 @@ pub struct Question {
     pub frames: Vec<Frame>,
     /// Error messages and quoted output worth finding verbatim in the code.
     pub messages: Vec<String>,
+    /// Command-line flags the question writes (`--hidden` as `hidden`): the code that
+    /// declares a flag spells it in a string literal.
+    pub flags: Vec<String>,
 }
 
 static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(```|~~~)").unwrap());
@@ -82,6 +86,34 @@ static JS_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+/// Java and Kotlin: `at com.foo.Bar.baz(Bar.java:123)`; the package gives the path.
+static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bat ((?:[\w$]+\.)*[\w$<>]+) ?\(([\w$-]+\.(?:java|kt|scala)):(\d+)\)").unwrap()
+});
+/// A function line followed by its location on the next line: Go's panics and goroutine dumps
+/// (`pkg.(*T).Method(0x1, …)` then `\t/path/file.go:123 +0x1d`) and Rust backtraces
+/// (`  3: crate::module::function` then `at ./src/x.rs:10:5`).
+static TWO_LINE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?m)^[ \t]*(?:\d+:\s+)?((?:[\w$.*/<>{{}}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.(?:{EXTENSIONS})):(\d+)"
+    ))
+    .unwrap()
+});
+/// C and C++ debugger and sanitizer frames: `#0 0x4005d4 in func /path/file.c:123` and
+/// `#1  0x… in ns::func (a=1) at file.cc:12`.
+static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^\n]*?\))?\s+(?:at\s+)?([^\s:()]+\.(?:{EXTENSIONS})):(\d+)"
+    ))
+    .unwrap()
+});
+/// Ruby: `from lib/x.rb:10:in 'method'` (backtick or quote, with or without a receiver).
+static RUBY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([^\s:'`]+\.rb):(\d+):in [`']?(?:[\w:]+[#.])?([\w?!]+)").unwrap()
+});
+/// PHP: `#0 /path/File.php(123): Class->method()`.
+static PHP_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([^\s(]+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(").unwrap());
 static LOCATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"([\w.\\/-]*[\w-]\.(?:{EXTENSIONS})):(\d+)\b")).unwrap());
 static PATH: LazyLock<Regex> = LazyLock::new(|| {
@@ -93,18 +125,42 @@ static PATH: LazyLock<Regex> = LazyLock::new(|| {
 static IDENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*").unwrap()
 });
+/// Member references in other languages' syntax: `Class#method` (Ruby, Javadoc, JS docs),
+/// `obj->method` (C, C++, PHP), and annotations or decorators (`@JsonRawValue`).
+static MEMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b([A-Za-z_]\w*)(?:#|->)([A-Za-z_]\w*)").unwrap());
+static ANNOTATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s`(])@([A-Z]\w+)").unwrap());
+/// A module specifier in quotes with a slash: `'dayjs/plugin/customParseFormat'`,
+/// `"github.com/x/y/pkg"`, `#include "lib/zstd.h"`.
+static SPECIFIER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"["'<]((?:[@\w.-]+/)+[\w.-]+)[>"']"#).unwrap());
 static BACKTICK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]+)`").unwrap());
 static DEFINES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?m)^\s*(?:(?:async\s+)?def|class|(?:pub\s+)?fn|function|func|struct|(?:const|let|var))\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=[^=]",
+        r"(?m)^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|export|default|async|unsafe|pub(?:\([\w ]+\))?)\s+)*(?:def|class|interface|enum|record|trait|fn|function|func|struct|type|(?:const|let|var))\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=[^=]",
     )
     .unwrap()
 });
 static CALLED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\.|\b)([A-Za-z_]\w*)\s*\(|\.([A-Za-z_]\w*)\b").unwrap());
+/// An error line: `SomeError: message` (Python, Java, JavaScript), and the lower-case prefixes
+/// of compilers and command-line tools (`error: …`, `error[E0277]: …`, `fatal: …`, Go's
+/// `panic: …`).
 static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Warning|Exit)\b:\s*(.+)$").unwrap()
+    Regex::new(
+        r"(?m)^\s*(?:(?:[\w.]+\.)?\w*(?:Error|Exception|Warning|Exit)\b|(?:error|fatal|panic|warning)(?:\[\w+\])?):\s*(.+)$",
+    )
+    .unwrap()
 });
+/// A Rust panic's message: `panicked at 'message', src/x.rs:1:2` (before 1.73) or
+/// `panicked at src/x.rs:1:2:` followed by the message on the next line.
+static PANIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"panicked at (?:'([^'\n]+)|[^\s:]+:\d+:\d+:\r?\n([^\n]+))").unwrap()
+});
+/// A command-line flag: `--hidden`, `--no-ignore-vcs`.
+static FLAG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s`'(\[])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b").unwrap());
 static QUOTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""([^"\n]{12,200})"|'([^'\n]{12,200})'"#).unwrap());
 
@@ -118,15 +174,17 @@ impl Question {
             word_count,
             long: word_count > LONG_WORDS || !code.trim().is_empty(),
             words: search_words(text),
-            about_tests: asks_about_tests(text),
+            about_tests: false,
             shape,
             names: Vec::new(),
             defined_here: BTreeSet::new(),
             paths: Vec::new(),
             frames: frames(text),
             messages: messages(text, &prose),
+            flags: flags(text),
         };
         question.defined_here = defined_names(&code);
+        question.about_tests = asks_about_tests(text, &question.defined_here);
         question.names = names(&question, &prose, &code);
         question.paths = paths(text);
         question
@@ -177,8 +235,10 @@ pub fn query_shape(query: &str) -> QueryShape {
 
 /// Whether the query is about tests, examples or benchmarks themselves (then they are not
 /// demoted). A report or change description is read by its first line, its title: a body
-/// that mentions the tests it added or a `conftest.py` in passing is about the code.
-fn asks_about_tests(query: &str) -> bool {
+/// that mentions the tests it added or a `conftest.py` in passing is about the code. A name
+/// the question's own code defines is the user's code, not the project's tests: a snippet's
+/// `class TestPojo` written in the title does not make a report about tests.
+fn asks_about_tests(query: &str, defined_here: &BTreeSet<String>) -> bool {
     let title = query.trim_start().lines().next().unwrap_or("");
     const WORDS: &[&str] = &[
         "test",
@@ -197,7 +257,8 @@ fn asks_about_tests(query: &str) -> bool {
         "mock",
     ];
     title
-        .split(|c: char| !c.is_alphanumeric())
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !defined_here.contains(*word))
         .flat_map(split_identifier)
         .any(|w| WORDS.contains(&w.as_str()))
 }
@@ -240,10 +301,53 @@ fn looks_like_code(line: &str) -> bool {
     line.contains(['(', '=', '{', ';', '[']) || line.ends_with(':')
 }
 
-/// Frame syntaxes: (pattern, path group, line group, function group). A JavaScript function
-/// may be written with its receiver (`Cart.total`): the last part is its name.
-fn frame_syntaxes() -> [(&'static Regex, usize, usize, usize); 2] {
-    [(&*PY_FRAME, 1, 2, 3), (&*JS_FRAME, 2, 3, 1)]
+/// Frame syntaxes: (pattern, path group, line group, function group). A function may be
+/// written with its receiver or path (`Cart.total`, `pkg.(*T).Get`, `crate::m::f`): the last
+/// part is its name.
+fn frame_syntaxes() -> [(&'static Regex, usize, usize, usize); 7] {
+    [
+        (&*PY_FRAME, 1, 2, 3),
+        (&*JAVA_FRAME, 2, 3, 1),
+        (&*NATIVE_FRAME, 2, 3, 1),
+        (&*TWO_LINE_FRAME, 2, 3, 1),
+        (&*RUBY_FRAME, 1, 2, 3),
+        (&*PHP_FRAME, 1, 2, 3),
+        (&*JS_FRAME, 2, 3, 1),
+    ]
+}
+
+/// The path a frame names. A Java frame names only the file; its package (`com.foo.Bar.baz`)
+/// gives the folders (`com/foo/Bar.java`), matched to indexed files by suffix.
+fn frame_path(pattern: &Regex, m: &regex::Captures, path: usize, function: usize) -> String {
+    let file = &m[path];
+    if !std::ptr::eq(pattern, &*JAVA_FRAME) {
+        return file.to_string();
+    }
+    let qualified = m.get(function).map_or("", |f| f.as_str());
+    let package: Vec<&str> = qualified
+        .split('.')
+        .take_while(|p| p.starts_with(|c: char| c.is_lowercase()))
+        .collect();
+    if package.is_empty() {
+        return file.to_string();
+    }
+    format!("{}/{file}", package.join("/"))
+}
+
+/// The name of the function a frame writes: the last part of its path, without Rust's hash
+/// suffix (`::h1a2b…`), closures and generics; a C++ destructor (`~Capturer`) is its class's.
+fn frame_function(written: &str) -> Option<String> {
+    let written = written.trim_end_matches(|c: char| c == ')' || c == '*');
+    let parts: Vec<&str> = written
+        .split(['.', ':', '/', '(', ')', '*', '<', '>', '{', '}'])
+        .filter(|p| !p.is_empty())
+        .filter(|p| {
+            !(p.len() == 17 && p.starts_with('h') && p[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .filter(|p| !matches!(*p, "closure" | "impl") && !is_go_closure(p))
+        .collect();
+    let name = parts.last()?.trim_start_matches('~'); // a destructor: its class's name
+    (name.chars().next()?.is_alphabetic() || name.starts_with('_')).then(|| name.to_string())
 }
 
 fn frames(text: &str) -> Vec<Frame> {
@@ -252,17 +356,16 @@ fn frames(text: &str) -> Vec<Frame> {
     for (pattern, path, line, function) in frame_syntaxes() {
         for m in pattern.captures_iter(text) {
             let all = m.get(0).unwrap();
+            if taken.iter().any(|r| r.contains(&all.start())) {
+                continue;
+            }
             taken.push(all.range());
             found.push((
                 all.start(),
                 Frame {
-                    path: m[path].to_string(),
+                    path: frame_path(pattern, &m, path, function),
                     line: m[line].parse().unwrap_or(0),
-                    function: m
-                        .get(function)
-                        .and_then(|f| f.as_str().rsplit('.').next())
-                        .filter(|f| !f.is_empty())
-                        .map(str::to_string),
+                    function: m.get(function).and_then(|f| frame_function(f.as_str())),
                 },
             ));
         }
@@ -283,6 +386,12 @@ fn frames(text: &str) -> Vec<Frame> {
     }
     found.sort_by_key(|(at, _)| *at);
     found.into_iter().map(|(_, f)| f).collect()
+}
+
+/// Go names its closures `func1`, `func2`, … after the function they are in.
+fn is_go_closure(part: &str) -> bool {
+    part.strip_prefix("func")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Names the question's own code defines.
@@ -329,6 +438,16 @@ fn names(question: &Question, prose: &str, code: &str) -> Vec<Name> {
             add(word, Origin::Prose);
         }
     }
+    for (pattern, origin) in [(&*MEMBER, Origin::Prose), (&*ANNOTATION, Origin::Prose)] {
+        for c in pattern.captures_iter(prose) {
+            for part in c.iter().skip(1).flatten() {
+                add(part.as_str(), origin);
+            }
+        }
+    }
+    for c in MEMBER.captures_iter(code) {
+        add(&c[2], Origin::Code);
+    }
     for c in CALLED.captures_iter(code) {
         if let Some(m) = c.get(1).or(c.get(2)) {
             add(m.as_str(), Origin::Code);
@@ -359,16 +478,57 @@ fn paths(text: &str) -> Vec<String> {
     for c in PATH.captures_iter(text) {
         push(c[1].trim_start_matches("./").to_string());
     }
+    for c in SPECIFIER.captures_iter(text) {
+        let specifier = c[1].trim_start_matches("./");
+        if !specifier.contains("://") && !specifier.contains(' ') {
+            push(specifier.to_string());
+        }
+    }
     for ident in IDENT.find_iter(text) {
-        let dotted = ident.as_str();
-        let parts: Vec<&str> = dotted.split('.').collect();
-        if parts.len() >= 2
-            && parts.iter().all(|p| {
-                p.chars()
-                    .all(|c| c.is_lowercase() || c == '_' || c.is_ascii_digit())
-            })
-        {
-            push(parts.join("/"));
+        if let Some(path) = module_path(ident.as_str()) {
+            push(path);
+        }
+    }
+    out
+}
+
+/// A module written as a dotted or `::` path, as `a/b`: lower-case dotted parts
+/// (`astroid.brain`), optionally ending in a type (`com.fasterxml.xml.ToXmlGenerator`: a Java
+/// class is its file); of a Rust path, the modules before its item (`tracing_core::dispatcher`
+/// of `tracing_core::dispatcher::get_default`, `serde::de` of `serde::de::Deserialize`), a
+/// leading `crate`, `self` or `super` dropped. At least two parts.
+fn module_path(written: &str) -> Option<String> {
+    let rust = written.contains("::");
+    let parts: Vec<&str> = written
+        .split(if rust { "::" } else { "." })
+        .filter(|p| !(rust && matches!(*p, "crate" | "self" | "super")))
+        .collect();
+    let lower = |p: &&str| {
+        p.chars()
+            .all(|c| c.is_lowercase() || c == '_' || c.is_ascii_digit())
+    };
+    let mut modules = parts.iter().take_while(|p| lower(p)).count();
+    if rust && modules == parts.len() {
+        modules -= 1; // the last part names an item
+    }
+    let typed = !rust
+        && modules >= 2
+        && modules + 1 == parts.len()
+        && parts[modules].starts_with(|c: char| c.is_uppercase());
+    let keep = match () {
+        _ if typed => parts.len(),
+        _ if rust || modules == parts.len() => modules,
+        _ => 0,
+    };
+    (keep >= 2).then(|| parts[..keep].join("/"))
+}
+
+/// Command-line flags, each once, without their dashes.
+fn flags(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in FLAG.captures_iter(text) {
+        if c[1].len() >= 3 && !out.iter().any(|f| f == &c[1]) {
+            out.push(c[1].to_string());
         }
     }
     out
@@ -379,6 +539,11 @@ fn messages(text: &str, prose: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in ERROR_LINE.captures_iter(text) {
         out.push(c[1].trim().to_string());
+    }
+    for c in PANIC.captures_iter(text) {
+        if let Some(message) = c.get(1).or(c.get(2)) {
+            out.push(message.as_str().trim().to_string());
+        }
     }
     for c in QUOTED.captures_iter(prose) {
         let quoted = c.get(1).or(c.get(2)).unwrap().as_str().trim();
@@ -499,14 +664,165 @@ mod tests {
         assert!(!q.long);
     }
 
+    fn frame_at<'q>(q: &'q Question, path_end: &str) -> &'q Frame {
+        q.frames
+            .iter()
+            .find(|f| f.path.ends_with(path_end))
+            .unwrap_or_else(|| panic!("no frame in {path_end}: {:?}", q.frames))
+    }
+
+    #[test]
+    fn a_java_stack_gives_package_paths_and_methods() {
+        // googlecontainertools__jib-2542 (the last frame with a space before its parenthesis)
+        let q = Question::read(
+            "NPE if the server doesn't provide any HTTP content for an error\n```\nCaused by: java.lang.NullPointerException\n\tat com.fasterxml.jackson.core.JsonFactory.createParser(JsonFactory.java:889)\n\tat com.google.cloud.tools.jib.registry.RegistryEndpointCaller.newRegistryErrorException (RegistryEndpointCaller.java:194)\n```\n",
+        );
+        let frame = frame_at(&q, "RegistryEndpointCaller.java");
+        assert_eq!(
+            frame.path,
+            "com/google/cloud/tools/jib/registry/RegistryEndpointCaller.java"
+        );
+        assert_eq!(frame.line, 194);
+        assert_eq!(frame.function.as_deref(), Some("newRegistryErrorException"));
+        assert_eq!(
+            frame_at(&q, "JsonFactory.java").function.as_deref(),
+            Some("createParser")
+        );
+        assert_eq!(q.frames.len(), 2, "{:?}", q.frames);
+    }
+
+    #[test]
+    fn a_go_goroutine_dump_gives_each_function_with_its_location() {
+        // grpc__grpc-go-2371
+        let q = Question::read(
+            "panic: runtime error: invalid memory address or nil pointer dereference\n\ngoroutine 5513264 [running]:\nmyapp/vendor/google.golang.org/grpc.(*ccBalancerWrapper).handleResolvedAddrs(0x0, 0xc448770280, 0x1)\n        /opt/gopath/src/myapp/vendor/google.golang.org/grpc/balancer_conn_wrappers.go:182 +0x26\nmyapp/vendor/google.golang.org/grpc.(*ClientConn).handleServiceConfig(0xc43dc7ac00)\n        /opt/gopath/src/myapp/vendor/google.golang.org/grpc/clientconn.go:1046 +0x299\n",
+        );
+        let frame = frame_at(&q, "balancer_conn_wrappers.go");
+        assert_eq!(frame.line, 182);
+        assert_eq!(frame.function.as_deref(), Some("handleResolvedAddrs"));
+        assert_eq!(
+            frame_at(&q, "clientconn.go").function.as_deref(),
+            Some("handleServiceConfig")
+        );
+        assert!(
+            q.messages
+                .iter()
+                .any(|m| m.starts_with("runtime error: invalid memory address")),
+            "{:?}",
+            q.messages
+        );
+    }
+
+    #[test]
+    fn a_rust_panic_and_backtrace_give_the_message_locations_and_functions() {
+        // sharkdp__fd-1162 (the message runs past its line) and a backtrace's two-line frames
+        let q = Question::read(
+            "Panic when using `-j` flag\n```\nthread 'main' panicked at 'Mismatch between definition and access of `threads`. Could not downcast\n', /home/u/.cargo/registry/src/clap-4.0.18/src/parser/error.rs:30:9\nstack backtrace:\n   3: fd::walk::spawn_senders::{{closure}}::h1a2b3c4d5e6f7a8b\n             at ./src/walk.rs:410:17\n```\n",
+        );
+        assert!(
+            q.messages[0].starts_with("Mismatch between definition and access"),
+            "{:?}",
+            q.messages
+        );
+        let frame = frame_at(&q, "src/walk.rs");
+        assert_eq!(frame.line, 410);
+        assert_eq!(frame.function.as_deref(), Some("spawn_senders"));
+        assert_eq!(frame_at(&q, "parser/error.rs").line, 30);
+        // tokio-rs__bytes-732: the panic message on the line after its location
+        let q = Question::read(
+            "```\nthread 'main' panicked at src/main.rs:9:5:\nassertion `left == right` failed\n```",
+        );
+        assert_eq!(q.messages, ["assertion `left == right` failed"]);
+        assert_eq!(frame_at(&q, "src/main.rs").line, 9);
+    }
+
+    #[test]
+    fn native_ruby_php_and_node_frames_are_read() {
+        let q = Question::read(
+            "crash\n```\n#0 0x4005d4 in ZSTD_compressBlock_internal lib/compress/zstd_compress.c:2271\n#1  0x00007ffff in Catch::Capturer::~Capturer (this=0x7ff) at include/internal/catch_message.cpp:63\nfrom lib/active_support/cache.rb:10:in `fetch'\n#0 /var/www/src/Router.php(123): Router->dispatch()\n    at Function.handle (lib/router/index.js:45:12)\n```\n",
+        );
+        let native = frame_at(&q, "zstd_compress.c");
+        assert_eq!(
+            (native.line, native.function.as_deref()),
+            (2271, Some("ZSTD_compressBlock_internal"))
+        );
+        assert_eq!(
+            frame_at(&q, "catch_message.cpp").function.as_deref(),
+            Some("Capturer")
+        );
+        assert_eq!(frame_at(&q, "cache.rb").function.as_deref(), Some("fetch"));
+        let php = frame_at(&q, "Router.php");
+        assert_eq!((php.line, php.function.as_deref()), (123, Some("dispatch")));
+        assert_eq!(
+            frame_at(&q, "router/index.js").function.as_deref(),
+            Some("handle")
+        );
+    }
+
+    #[test]
+    fn names_in_each_languages_syntax_and_module_paths() {
+        // fasterxml__jackson-dataformat-xml-544: annotations; iamkun__dayjs-918: an import
+        let q = Question::read(
+            "`@JacksonXmlText` does not work when paired with `@JsonRawValue`\n\nWhen a field has both the @JsonRawValue and Foo#bar or obj->release annotations, see com.fasterxml.jackson.dataformat.xml.ser.ToXmlGenerator and tracing_core::dispatcher::get_default.\n```\nimport customParseFormat from 'dayjs/plugin/customParseFormat'\n```\n",
+        );
+        let names: Vec<&str> = q.names.iter().map(|n| n.text.as_str()).collect();
+        for name in [
+            "JacksonXmlText",
+            "JsonRawValue",
+            "bar",
+            "release",
+            "get_default",
+        ] {
+            assert!(names.contains(&name), "{name}: {names:?}");
+        }
+        for path in [
+            "dayjs/plugin/customParseFormat",
+            "com/fasterxml/jackson/dataformat/xml/ser/ToXmlGenerator",
+            "tracing_core/dispatcher",
+        ] {
+            assert!(q.paths.contains(&path.to_string()), "{path}: {:?}", q.paths);
+        }
+        // an item of a crate is not a module: `tracing::instrument` names no file
+        assert_eq!(module_path("tracing::instrument"), None);
+        assert_eq!(
+            module_path("serde::de::Deserialize").as_deref(),
+            Some("serde/de")
+        );
+    }
+
+    #[test]
+    fn flags_and_tool_errors_are_evidence() {
+        let q = Question::read(
+            "`fd --hidden --no-ignore-vcs` ignores `-j`\n```\nerror: Found argument '--threads' which wasn't expected\n```",
+        );
+        assert_eq!(q.flags, ["hidden", "no-ignore-vcs", "threads"]);
+        assert_eq!(
+            q.messages[0],
+            "Found argument '--threads' which wasn't expected"
+        );
+    }
+
+    #[test]
+    fn a_snippet_declaring_a_test_named_class_is_not_about_tests() {
+        // fasterxml__jackson-dataformat-xml-544 with its snippet's class named in the title
+        let q = Question::read(
+            "TestPojo loses @JacksonXmlText with @JsonRawValue\n```java\npublic class TestPojo {\n  @JacksonXmlText\n  @JsonRawValue\n  String value;\n}\n```\n",
+        );
+        assert!(q.defined_here.contains("TestPojo"));
+        assert!(!q.about_tests);
+        assert!(Question::read("TestPojo serialization test fails").about_tests);
+    }
+
     #[test]
     fn queries_about_tests_are_recognised() {
-        assert!(asks_about_tests("which test covers apply_discount"));
-        assert!(asks_about_tests("TestCartTotal fixtures"));
-        assert!(!asks_about_tests("round a money value to cents"));
-        assert!(!asks_about_tests("attestation of the contest"));
+        let none = BTreeSet::new();
+        assert!(asks_about_tests("which test covers apply_discount", &none));
+        assert!(asks_about_tests("TestCartTotal fixtures", &none));
+        assert!(!asks_about_tests("round a money value to cents", &none));
+        assert!(!asks_about_tests("attestation of the contest", &none));
         assert!(!asks_about_tests(
-            "Change default handling of unknown tags\n\n- added conftest.py for common fixtures"
+            "Change default handling of unknown tags\n\n- added conftest.py for common fixtures",
+            &none
         ));
     }
 

@@ -20,7 +20,7 @@ use crate::error::StoreResult;
 use crate::graph::EdgeKind;
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
-use crate::walk::is_test_path;
+use crate::walk::{is_generated_path, is_test_path};
 
 /// Candidates fetched per leg.
 const CANDIDATES: usize = 80;
@@ -32,9 +32,19 @@ const RRF_K: f64 = 10.0;
 /// about (0.6 measured on the benchmark: +3.3 points of R@5 on click, +3.4 on serde_json and
 /// cobra; 0.8 gave half of that).
 const TEST_PRIOR: f64 = 0.6;
+/// Score multiplier for generated, bundled and vendored code (`walk::is_generated_path`): an
+/// amalgamated single header holds every name of the library and otherwise outranks the
+/// files a fix changes.
+const GENERATED_PRIOR: f64 = 0.3;
+/// Score multiplier for code in a language the project barely uses
+/// (`FileIndex::is_minority_language`).
+const MINORITY_LANGUAGE_PRIOR: f64 = 0.5;
 /// Score multiplier for file headers and documentation sections, and for the whole-file
 /// evidence of a file that is only prose (a changelog names everything a commit does).
 const PROSE_PRIOR: f64 = 0.5;
+/// The prose multiplier for a report (a long question): its prose names the feature, the
+/// flag and the symptom, which the documentation names too, but the fix goes into code.
+const REPORT_PROSE_PRIOR: f64 = 0.2;
 /// Weight of a definition whose own name is in the query.
 const NAME_WEIGHT: f64 = 1.2;
 /// Share of a strong hit's score given to its 1-hop call neighbours already in the
@@ -42,6 +52,9 @@ const NAME_WEIGHT: f64 = 1.2;
 /// one more into the first five on the issue benchmark, docstring R@5 unchanged; larger
 /// shares reordered ranks and lowered recall on the docstring benchmark).
 const GRAPH_SHARE: f64 = 0.05;
+/// Hits whose namesakes in companion files gain a share, and the share.
+const COMPANION_SOURCES: usize = 5;
+const COMPANION_SHARE: f64 = 0.5;
 /// A name written only in the question's code (the user's script) counts this much of one
 /// written in prose or a traceback frame.
 const CODE_NAME_SHARE: f64 = 0.5;
@@ -95,11 +108,14 @@ pub struct Evidence {
     /// A traceback frame or `path:line` of the question lies in this entity.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub frame: bool,
-    /// An error message or quoted output of the question is written in this entity.
+    /// An error message, quoted output or a flag of the question is written in this entity.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub message: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub graph_neighbour: bool,
+    /// The same name in a companion file of a strong hit (a header and its source).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub companion: bool,
     /// Rank of the entity's file in the pooled file evidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_rank: Option<u32>,
@@ -218,15 +234,12 @@ pub async fn rank(
     let frame_files = add_frames(generation, &mut fused, question);
     add_messages(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
+    add_companions(generation, &mut fused);
     let mut hits: Vec<Hit> = fused.into_values().collect();
     for hit in &mut hits {
         let chunk = &generation.chunks[hit.chunk];
-        let test_prior = if !about_tests && is_test_path(&chunk.path) {
-            TEST_PRIOR
-        } else {
-            1.0
-        };
-        hit.score *= kind_prior(chunk.kind) * test_prior;
+        hit.score *=
+            kind_prior(chunk.kind, question) * place_prior(generation, &chunk.path, about_tests);
     }
     let files = pool_files(generation, question, &mut hits, frame_files, about_tests);
     hits.sort_by(|a, b| {
@@ -365,6 +378,59 @@ fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&
     None
 }
 
+/// The indexed file a module path names (`a/b` from `a.b`, `a::b`, an import specifier): the
+/// file whose module path ends with the longest tail of the written one, of at least two
+/// parts (the shortest path when several do). A module path is the file's path without its extension,
+/// its package-index file name (`__init__`, `index`, `mod`) and source-root folders (`src`,
+/// `lib`, `main/java`), with `-` read as `_` (`tracing-core/src/x.rs` is `tracing_core/x`).
+fn resolve_module<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
+    let written: Vec<String> = written.split('/').map(module_part).collect();
+    let modules: Vec<(Vec<String>, &String)> = generation
+        .files
+        .paths()
+        .iter()
+        .map(|p| (module_parts(p), p))
+        .collect();
+    for take in (2..=written.len()).rev() {
+        let tail = &written[written.len() - take..];
+        let found: Vec<&String> = modules
+            .iter()
+            .filter(|(parts, _)| parts.ends_with(tail))
+            .map(|(_, p)| *p)
+            .collect();
+        match found.len() {
+            0 => continue,
+            _ => {
+                return found
+                    .into_iter()
+                    .min_by_key(|p| p.len())
+                    .map(String::as_str);
+            }
+        }
+    }
+    None
+}
+
+fn module_part(part: &str) -> String {
+    part.replace('-', "_")
+}
+
+/// A file's module path as parts (see [`resolve_module`]).
+fn module_parts(path: &str) -> Vec<String> {
+    let stem = crate::graph::strip_extension(path);
+    let mut parts: Vec<&str> = stem.split('/').collect();
+    if parts.len() > 1 && matches!(parts.last(), Some(&("__init__" | "index" | "mod"))) {
+        parts.pop();
+    }
+    let last = parts.len() - 1;
+    parts
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, p)| i == last || !matches!(p, "src" | "lib" | "main" | "java"))
+        .map(|(_, p)| module_part(p))
+        .collect()
+}
+
 /// Traceback frames and written paths that lie in the index: the entity a frame is in gets
 /// credit (innermost frames first), and every file named this way gets file evidence.
 fn add_frames(
@@ -409,19 +475,8 @@ fn add_frames(
         }
     }
     for (i, written) in question.paths.iter().enumerate() {
-        let resolved = resolve_path(generation, written).or_else(|| {
-            // a dotted module path: `a/b` is `a/b.py`, `a/b/__init__.py`, `a/b.rs`, …
-            generation
-                .files
-                .paths()
-                .iter()
-                .find(|p| {
-                    let stem = crate::graph::strip_extension(p);
-                    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
-                    stem == written || stem.ends_with(&format!("/{written}"))
-                })
-                .map(String::as_str)
-        });
+        let resolved =
+            resolve_path(generation, written).or_else(|| resolve_module(generation, written));
         if let Some(path) = resolved {
             *files.entry(path.to_string()).or_default() +=
                 PATH_FILE_WEIGHT / (RRF_K + (i + 1) as f64);
@@ -451,28 +506,48 @@ fn file_named<'g>(
     found.next().is_none().then_some(first)
 }
 
-/// Error messages and quoted output found verbatim in a chunk: the entity that writes the
-/// message is where it comes from.
+/// Error messages, quoted output and flags found verbatim in a chunk: the entity that writes
+/// the message or declares the flag is where it comes from.
 fn add_messages(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
     question: &Question,
 ) {
     let mut rank = 0u32;
-    for message in &question.messages {
-        for fragment in message_fragments(message).into_iter().take(4) {
-            let found: Vec<usize> = generation.chunks_containing(fragment).take(5).collect();
-            for index in found {
-                rank += 1;
-                let entity_id = generation.chunks[index].entity_id.clone();
-                let hit = credit(
-                    fused,
-                    &entity_id,
-                    index,
-                    MESSAGE_WEIGHT / (RRF_K + rank as f64),
-                );
-                hit.evidence.message = true;
-            }
+    let fragments = question
+        .messages
+        .iter()
+        .flat_map(|message| message_fragments(message).into_iter().take(4))
+        .map(|fragment| vec![fragment.to_string()]);
+    // A flag is declared where its name is a string literal (`long("hidden")`,
+    // `Bool("hidden", …)`, `.option('--hidden')`).
+    let flags = question.flags.iter().map(|flag| {
+        vec![
+            format!("\"{flag}\""),
+            format!("'{flag}'"),
+            format!("\"--{flag}"),
+            format!("'--{flag}"),
+        ]
+    });
+    for needles in fragments.chain(flags) {
+        let found: Vec<usize> = (0..generation.chunks.len())
+            .filter(|&i| {
+                let chunk = &generation.chunks[i];
+                (question.about_tests || !is_test_path(&chunk.path))
+                    && needles.iter().any(|n| chunk.text.contains(n.as_str()))
+            })
+            .take(5)
+            .collect();
+        for index in found {
+            rank += 1;
+            let entity_id = generation.chunks[index].entity_id.clone();
+            let hit = credit(
+                fused,
+                &entity_id,
+                index,
+                MESSAGE_WEIGHT / (RRF_K + rank as f64),
+            );
+            hit.evidence.message = true;
         }
     }
 }
@@ -503,12 +578,10 @@ fn pool_files(
         .into_iter()
         .enumerate()
     {
-        let prior = if !about_tests && is_test_path(path) {
-            TEST_PRIOR
-        } else if generation.files.is_prose(path) {
-            PROSE_PRIOR
+        let prior = if generation.files.is_prose(path) {
+            prose_prior(question)
         } else {
-            1.0
+            place_prior(generation, path, about_tests)
         };
         *files.entry(path.to_string()).or_default() += prior * leg / (RRF_K + (rank + 1) as f64);
     }
@@ -610,13 +683,43 @@ fn file_prior_strength(question: &Question) -> f64 {
     ((question.word_count as f64 - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
 }
 
+/// How likely code at this place is the answer, before looking at the query: tests (unless
+/// the question is about them), generated or vendored code, and code in a language the
+/// project barely uses, less than the project's own.
+fn place_prior(generation: &LoadedGeneration, path: &str, about_tests: bool) -> f64 {
+    let place = if is_generated_path(path) {
+        GENERATED_PRIOR
+    } else if !about_tests && is_test_path(path) {
+        TEST_PRIOR
+    } else {
+        1.0
+    };
+    let language = if generation.files.is_minority_language(path) {
+        MINORITY_LANGUAGE_PRIOR
+    } else {
+        1.0
+    };
+    place * language
+}
+
 /// How likely an entity of this kind is the answer, before looking at the query: file
 /// headers and prose (Markdown sections) answer fewer code questions than definitions and
 /// otherwise crowd them out of the top ranks (measured on the benchmark).
-fn kind_prior(kind: EntityKind) -> f64 {
+fn kind_prior(kind: EntityKind, question: &Question) -> f64 {
     match kind {
         EntityKind::Function | EntityKind::Method | EntityKind::Class => 1.0,
-        EntityKind::Section | EntityKind::Module | EntityKind::Document => PROSE_PRIOR,
+        EntityKind::Module => PROSE_PRIOR,
+        EntityKind::Section | EntityKind::Document => prose_prior(question),
+    }
+}
+
+/// How likely documentation answers this question: less for a report than for a one-line
+/// question.
+fn prose_prior(question: &Question) -> f64 {
+    if question.long {
+        REPORT_PROSE_PRIOR
+    } else {
+        PROSE_PRIOR
     }
 }
 
@@ -650,6 +753,36 @@ fn add_graph_neighbours(generation: &LoadedGeneration, fused: &mut HashMap<Strin
                 hit.score += GRAPH_SHARE * score;
                 hit.evidence.graph_neighbour = true;
             }
+        }
+    }
+}
+
+/// The strongest hits' namesakes in their files' companions (a declaration in a header and
+/// its definition in the source or inline file, `FileIndex::companions`) gain a share of
+/// their score: a fix that changes one usually changes the other.
+fn add_companions(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit>) {
+    let mut top: Vec<(String, usize, f64)> = fused
+        .values()
+        .map(|h| (h.entity_id.clone(), h.chunk, h.score))
+        .collect();
+    top.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    for (id, chunk, score) in top.into_iter().take(COMPANION_SOURCES) {
+        let path = generation.chunks[chunk].path.as_str();
+        let Some(entity) = generation.entity(&id) else {
+            continue;
+        };
+        let companions: Vec<&str> = generation.files.companions(path).collect();
+        if companions.is_empty() {
+            continue;
+        }
+        let namesakes: Vec<(String, usize)> = generation
+            .entities_named(&entity.name)
+            .filter(|e| companions.contains(&e.path.as_str()))
+            .filter_map(|e| Some((e.id.clone(), generation.first_chunk_index(&e.id)?)))
+            .collect();
+        for (namesake, index) in namesakes {
+            let hit = credit(fused, &namesake, index, COMPANION_SHARE * score);
+            hit.evidence.companion = true;
         }
     }
 }
