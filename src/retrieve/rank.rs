@@ -52,6 +52,10 @@ const NAME_WEIGHT: f64 = 1.2;
 /// one more into the first five on the issue benchmark, docstring R@5 unchanged; larger
 /// shares reordered ranks and lowered recall on the docstring benchmark).
 const GRAPH_SHARE: f64 = 0.05;
+/// The share of the leading file's evidence its folder-mates' entities gain, and the part of the
+/// leading entity's score they may reach.
+const SIBLING_SHARE: f64 = 0.3;
+const SIBLING_CEILING: f64 = 0.99;
 /// Hits whose namesakes in companion files gain a share, and the share.
 const COMPANION_SOURCES: usize = 5;
 const COMPANION_SHARE: f64 = 0.5;
@@ -605,11 +609,7 @@ fn pool_files(
         .into_iter()
         .map(|(path, score)| RankedFile { path, score })
         .collect();
-    ranked.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.path.cmp(&b.path))
-    });
+    sort_files(&mut ranked);
     let position: HashMap<&str, (u32, f64)> = ranked
         .iter()
         .enumerate()
@@ -624,6 +624,7 @@ fn pool_files(
             hits[i].evidence.file_rank = Some(rank);
         }
     }
+    lift_siblings(generation, hits, &position, share);
     // Reported in the order the entities now rank: a file's best entity, else its own share.
     let mut best_entity: HashMap<&str, f64> = HashMap::new();
     for hit in hits.iter() {
@@ -648,6 +649,45 @@ fn pool_files(
             .then_with(|| a.path.cmp(&b.path))
     });
     files
+}
+
+fn sort_files(files: &mut [RankedFile]) {
+    files.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+}
+
+/// The entities of the files in the leading entity's folder gain a share of the leading
+/// file's evidence, never reaching the leading entity: a folder is a unit (a Go package, a
+/// Java package, a module's files), and a fix that spans files mostly stays in one.
+fn lift_siblings(
+    generation: &LoadedGeneration,
+    hits: &mut [Hit],
+    position: &HashMap<&str, (u32, f64)>,
+    share: f64,
+) {
+    let folder = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let Some(leader) = hits.iter().max_by(|a, b| {
+        a.score
+            .total_cmp(&b.score)
+            .then_with(|| b.entity_id.cmp(&a.entity_id))
+    }) else {
+        return;
+    };
+    let (top, leader_path) = (leader.score, generation.chunks[leader.chunk].path.clone());
+    let Some(&(_, evidence)) = position.get(leader_path.as_str()) else {
+        return;
+    };
+    let leader_folder = folder(&leader_path);
+    for (i, nth) in places_in_file(generation, hits) {
+        let path = &generation.chunks[hits[i].chunk].path;
+        if *path != leader_path && folder(path) == leader_folder {
+            let lifted = hits[i].score + share * SIBLING_SHARE * evidence * FILE_DECAY.powi(nth);
+            hits[i].score = lifted.min(top * SIBLING_CEILING).max(hits[i].score);
+        }
+    }
 }
 
 /// Each hit's index with its place among its file's hits (0 = the file's best), best hit
