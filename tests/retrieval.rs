@@ -788,3 +788,49 @@ fn a_panic_while_embedding_a_question_leaves_later_questions_on_the_vector_plane
     assert_eq!(calm["retrieval_mode"], "hybrid", "{calm}");
     assert!(calm.get("errors").is_none(), "{calm}");
 }
+
+/// A repository written by the test, indexed on the lexical plane (no model needed).
+fn lexical_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    index_json(repo.path(), &["--no-embed"]);
+    repo
+}
+
+const INVOICE_JAVA: &str = "class Invoice {\n    int total(int[] lines) {\n        int sum = 0;\n        for (int line : lines) { sum += line; }\n        return sum;\n    }\n}\n";
+
+#[test]
+fn a_java_frame_names_its_file_through_the_package() {
+    // Two `Invoice.java` in two packages, the same code: only the frame's package tells them
+    // apart (without it, the tie goes to `alpha` by id).
+    let repo = lexical_repo(&[
+        ("src/main/java/com/acme/alpha/Invoice.java", INVOICE_JAVA),
+        ("src/main/java/com/acme/zeta/Invoice.java", INVOICE_JAVA),
+    ]);
+    let report = "Total of an invoice overflows\n```\nException in thread \"main\" java.lang.ArithmeticException: integer overflow\n\tat com.acme.zeta.Invoice.total(Invoice.java:4)\n\tat com.acme.App.main(App.java:9)\n```\n";
+    let answer = query(repo.path(), report, &["--verbosity", "standard"]);
+    assert_eq!(
+        first_entity(&answer),
+        "src/main/java/com/acme/zeta/Invoice.java::Invoice.total",
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_bundled_copy_ranks_below_the_source_it_copies() {
+    // The same function in the source and in a build's bundled copy of it: the report is
+    // answered from the source (without the place prior, the tie goes to the copy by id).
+    let code = "/* Flushes the frame buffer once the frame limit is reached. */\nint flush_frame_buffer(int *buffer, int limit) {\n    if (limit <= 0) { return -1; }\n    buffer[0] = 0;\n    return limit;\n}\n";
+    let repo = lexical_repo(&[("dist/codec.c", code), ("src/codec.c", code)]);
+    let report = "flush_frame_buffer returns -1 when the frame limit is zero\n\nCalling flush_frame_buffer with a limit of zero should flush nothing, but it fails.";
+    let answer = query(repo.path(), report, &["--verbosity", "standard"]);
+    assert_eq!(
+        first_entity(&answer),
+        "src/codec.c::flush_frame_buffer",
+        "{answer}"
+    );
+}
