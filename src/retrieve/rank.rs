@@ -4,9 +4,11 @@
 //! verbatim, call-graph neighbours), fused with weighted reciprocal-rank fusion. Evidence is
 //! then pooled per file (a whole-file BM25 leg, frames and paths, and the file's strongest
 //! entities) into a file prior, and hits are scaled by priors on the kind (prose) and the place
-//! (tests). Identifier-shaped queries lean lexical, descriptions rely on vectors relatively
-//! more; a query in double quotes is an exact substring search. Results are deterministic
-//! (ties broken by id). This module ranks; it never packs or shapes a payload.
+//! (tests, generated or vendored code, a language the project barely uses). A fix spans a unit:
+//! a strong hit's namesakes in its header/source companions and the leading file's folder-mates
+//! gain a share of its evidence. Identifier-shaped queries lean lexical, descriptions rely on
+//! vectors relatively more; a query in double quotes is an exact substring search. Results are
+//! deterministic (ties broken by id). This module ranks; it never packs or shapes a payload.
 
 use std::collections::HashMap;
 
