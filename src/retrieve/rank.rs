@@ -34,6 +34,9 @@ const RRF_K: f64 = 10.0;
 /// about (0.6 measured on the benchmark: +3.3 points of R@5 on click, +3.4 on serde_json and
 /// cobra; 0.8 gave half of that).
 const TEST_PRIOR: f64 = 0.6;
+/// The test multiplier for a report (a long question): its snippet and words match the tests
+/// that exercise the code (they spell the same calls and fixtures) better than the code.
+const REPORT_TEST_PRIOR: f64 = 0.3;
 /// Score multiplier for generated, bundled and vendored code (`walk::is_generated_path`): an
 /// amalgamated single header holds every name of the library and otherwise outranks the
 /// files a fix changes.
@@ -245,7 +248,7 @@ pub async fn rank(
     for hit in &mut hits {
         let chunk = &generation.chunks[hit.chunk];
         hit.score *=
-            kind_prior(chunk.kind, question) * place_prior(generation, &chunk.path, about_tests);
+            kind_prior(chunk.kind, question) * place_prior(generation, &chunk.path, question);
     }
     let files = pool_files(generation, question, &mut hits, frame_files, about_tests);
     hits.sort_by(|a, b| {
@@ -587,7 +590,7 @@ fn pool_files(
         let prior = if generation.files.is_prose(path) {
             prose_prior(question)
         } else {
-            place_prior(generation, path, about_tests)
+            place_prior(generation, path, question)
         };
         *files.entry(path.to_string()).or_default() += prior * leg / (RRF_K + (rank + 1) as f64);
     }
@@ -728,11 +731,15 @@ fn file_prior_strength(question: &Question) -> f64 {
 /// How likely code at this place is the answer, before looking at the query: tests (unless
 /// the question is about them), generated or vendored code, and code in a language the
 /// project barely uses, less than the project's own.
-fn place_prior(generation: &LoadedGeneration, path: &str, about_tests: bool) -> f64 {
+fn place_prior(generation: &LoadedGeneration, path: &str, question: &Question) -> f64 {
     let place = if is_generated_path(path) {
         GENERATED_PRIOR
-    } else if !about_tests && is_test_path(path) {
-        TEST_PRIOR
+    } else if !question.about_tests && is_test_path(path) {
+        if question.long {
+            REPORT_TEST_PRIOR
+        } else {
+            TEST_PRIOR
+        }
     } else {
         1.0
     };
