@@ -337,7 +337,7 @@ fn frame_path(pattern: &Regex, m: &regex::Captures, path: usize, function: usize
 /// The name of the function a frame writes: the last part of its path, without Rust's hash
 /// suffix (`::h1a2b…`), closures and generics; a C++ destructor (`~Capturer`) is its class's.
 fn frame_function(written: &str) -> Option<String> {
-    let written = written.trim_end_matches(|c: char| c == ')' || c == '*');
+    let written = written.trim_end_matches([')', '*']);
     let parts: Vec<&str> = written
         .split(['.', ':', '/', '(', ')', '*', '<', '>', '{', '}'])
         .filter(|p| !p.is_empty())

@@ -250,7 +250,7 @@ pub async fn rank(
         hit.score *=
             kind_prior(chunk.kind, question) * place_prior(generation, &chunk.path, question);
     }
-    let files = pool_files(generation, question, &mut hits, frame_files, about_tests);
+    let files = pool_files(generation, question, &mut hits, frame_files);
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -570,7 +570,6 @@ fn pool_files(
     question: &Question,
     hits: &mut [Hit],
     mut files: HashMap<String, f64>,
-    about_tests: bool,
 ) -> Vec<RankedFile> {
     let strength = file_prior_strength(question);
     if strength == 0.0 {
