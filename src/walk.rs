@@ -326,6 +326,12 @@ fn looks_minified(text: &str) -> bool {
     text.len() > MINIFIED_LINE_CHARS && text.lines().any(|line| line.len() > MINIFIED_LINE_CHARS)
 }
 
+/// A root-relative path's folders and its file name.
+fn folders_and_file(path: &str) -> (impl Iterator<Item = &str>, &str) {
+    let (folders, file) = path.rsplit_once('/').unwrap_or(("", path));
+    (folders.split('/').filter(|s| !s.is_empty()), file)
+}
+
 /// Whether a path holds tests, examples or benchmarks rather than the code they exercise: a
 /// folder named so (`tests/`, `__tests__/`, `spec/`, `examples/`, `benches/`, `testdata/`,
 /// Java's `src/test/`) or whose name is made of such words (`SelfTest/`, `integration-tests/`),
@@ -346,15 +352,14 @@ pub fn is_test_path(path: &str) -> bool {
         "benches",
         "benchmarks",
     ];
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let file = segments.pop().unwrap_or("");
-    let test_folder = |s: &&str| {
-        FOLDERS.contains(s)
+    let (folders, file) = folders_and_file(path);
+    let test_folder = |s: &str| {
+        FOLDERS.contains(&s)
             || crate::text::split_identifier(s)
                 .iter()
                 .any(|w| w == "test" || w == "tests")
     };
-    if segments.iter().any(test_folder) {
+    if folders.into_iter().any(test_folder) {
         return true;
     }
     let stem = file.split('.').next().unwrap_or(file);
@@ -397,9 +402,8 @@ pub fn is_generated_path(path: &str) -> bool {
         "generated",
         "__generated__",
     ];
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let file = segments.pop().unwrap_or("");
-    if segments.iter().any(|s| FOLDERS.contains(s)) {
+    let (mut folders, file) = folders_and_file(path);
+    if folders.any(|s| FOLDERS.contains(&s)) {
         return true;
     }
     let words: Vec<&str> = file.split(['.', '_', '-']).collect();

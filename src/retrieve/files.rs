@@ -112,6 +112,8 @@ pub struct FileIndex {
     /// A C or C++ unit's name (`catch_list` for `catch_list.h`, `catch_list.cpp`,
     /// `inline/catch_list.h`, `catch_list-inl.h`) → its files (indices into the keys).
     units: HashMap<String, Vec<u32>>,
+    /// Each file's module path as parts (see [`module_parts`]), in key order.
+    modules: Vec<Vec<String>>,
     /// Code files in a language family that holds less than [`MINORITY_SHARE`] of the
     /// project's own code files (a C++ library's Python and Ruby scripts).
     minority: std::collections::HashSet<String>,
@@ -138,6 +140,7 @@ impl FileIndex {
             ..FileIndex::default()
         };
         index.minority = minority_language_files(index.bm25.keys());
+        index.modules = index.bm25.keys().iter().map(|p| module_parts(p)).collect();
         for (file, path) in index.bm25.keys().iter().enumerate() {
             if only_prose[file] {
                 index.prose.insert(path.clone());
@@ -189,6 +192,22 @@ impl FileIndex {
             .flatten()
             .map(|&file| self.bm25.keys()[file as usize].as_str())
             .filter(move |other| *other != path)
+    }
+
+    /// The file a module path names (`a/b` from `a.b`, `a::b`, an import specifier): the file
+    /// whose module path ends with the longest tail of the written one, of at least two parts
+    /// (the shortest path when several do).
+    pub fn module_named(&self, written: &str) -> Option<&str> {
+        let written: Vec<String> = written.split('/').map(module_part).collect();
+        (2..=written.len()).rev().find_map(|take| {
+            let tail = &written[written.len() - take..];
+            self.modules
+                .iter()
+                .zip(self.bm25.keys())
+                .filter(|(parts, _)| parts.ends_with(tail))
+                .map(|(_, path)| path.as_str())
+                .min_by_key(|path| path.len())
+        })
     }
 
     /// Whether the file is code in a language the project barely uses (see [`MINORITY_SHARE`]).
@@ -248,6 +267,28 @@ fn native_unit(name: &str) -> Option<String> {
     Some(unit.to_string())
 }
 
+fn module_part(part: &str) -> String {
+    part.replace('-', "_")
+}
+
+/// A file's module path as parts: its path without the extension, its package-index file
+/// name (`__init__`, `index`, `mod`) and source-root folders (`src`, `lib`, `main/java`), with
+/// `-` read as `_` (`tracing-core/src/x.rs` is `tracing_core/x`).
+fn module_parts(path: &str) -> Vec<String> {
+    let stem = crate::graph::strip_extension(path);
+    let mut parts: Vec<&str> = stem.split('/').collect();
+    if parts.len() > 1 && matches!(parts.last(), Some(&("__init__" | "index" | "mod"))) {
+        parts.pop();
+    }
+    let last = parts.len() - 1;
+    parts
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, p)| i == last || !matches!(p, "src" | "lib" | "main" | "java"))
+        .map(|(_, p)| module_part(p))
+        .collect()
+}
+
 /// A path read as words: `src/pvlib/tools.py` → `src pvlib tools py`.
 fn path_words(path: &str) -> String {
     path.replace(['/', '.', '-'], " ")
@@ -288,6 +329,31 @@ mod tests {
         assert_eq!(ranked.len(), 2, "{ranked:?}");
         assert_eq!(index.rank(&search_words("io"), 10)[0].0, "pkg/io.py");
         assert!(index.rank(&search_words("nothing matches"), 10).is_empty());
+    }
+
+    #[test]
+    fn module_paths_name_files_past_source_roots_and_index_files() {
+        let index = FileIndex::build(&[
+            chunk("src/plugin/customParseFormat/index.js", "x"),
+            chunk("tracing-core/src/dispatcher.rs", "x"),
+            chunk("src/main/java/com/acme/xml/ser/ToXmlGenerator.java", "x"),
+            chunk("astroid/brain/brain_numpy.py", "x"),
+        ]);
+        for (written, file) in [
+            (
+                "dayjs/plugin/customParseFormat",
+                "src/plugin/customParseFormat/index.js",
+            ),
+            ("tracing_core/dispatcher", "tracing-core/src/dispatcher.rs"),
+            (
+                "com/acme/xml/ser/ToXmlGenerator",
+                "src/main/java/com/acme/xml/ser/ToXmlGenerator.java",
+            ),
+            ("astroid/brain/brain_numpy", "astroid/brain/brain_numpy.py"),
+        ] {
+            assert_eq!(index.module_named(written), Some(file), "{written}");
+        }
+        assert_eq!(index.module_named("other/dispatcher"), None);
     }
 
     #[test]

@@ -169,24 +169,22 @@ impl Question {
         let (prose, code) = split_code(text);
         let shape = query_shape(text);
         let word_count = text.split_whitespace().count();
+        let defined_here = defined_names(&code);
         let mut question = Question {
             text: text.to_string(),
             word_count,
             long: word_count > LONG_WORDS || !code.trim().is_empty(),
             words: search_words(text),
-            about_tests: false,
+            about_tests: asks_about_tests(text, &defined_here),
             shape,
             names: Vec::new(),
-            defined_here: BTreeSet::new(),
-            paths: Vec::new(),
+            defined_here,
+            paths: paths(text),
             frames: frames(text),
             messages: messages(text, &prose),
             flags: flags(text),
         };
-        question.defined_here = defined_names(&code);
-        question.about_tests = asks_about_tests(text, &question.defined_here);
         question.names = names(&question, &prose, &code);
-        question.paths = paths(text);
         question
     }
 
@@ -301,34 +299,51 @@ fn looks_like_code(line: &str) -> bool {
     line.contains(['(', '=', '{', ';', '[']) || line.ends_with(':')
 }
 
-/// Frame syntaxes: (pattern, path group, line group, function group). A function may be
-/// written with its receiver or path (`Cart.total`, `pkg.(*T).Get`, `crate::m::f`): the last
-/// part is its name.
-fn frame_syntaxes() -> [(&'static Regex, usize, usize, usize); 7] {
+/// One frame syntax: its pattern and the groups holding the path, the line and the function.
+/// A function may be written with its receiver or path (`Cart.total`, `pkg.(*T).Get`,
+/// `crate::m::f`): the last part is its name.
+struct FrameSyntax {
+    pattern: &'static Regex,
+    path: usize,
+    line: usize,
+    function: usize,
+    /// The frame names only the file and its function's package gives the folders (Java:
+    /// `com.foo.Bar.baz` in `Bar.java` is `com/foo/Bar.java`).
+    package_path: bool,
+}
+
+fn frame_syntaxes() -> [FrameSyntax; 7] {
+    let syntax = |pattern: &'static LazyLock<Regex>, path, line, function| FrameSyntax {
+        pattern: LazyLock::force(pattern),
+        path,
+        line,
+        function,
+        package_path: false,
+    };
     [
-        (&*PY_FRAME, 1, 2, 3),
-        (&*JAVA_FRAME, 2, 3, 1),
-        (&*NATIVE_FRAME, 2, 3, 1),
-        (&*TWO_LINE_FRAME, 2, 3, 1),
-        (&*RUBY_FRAME, 1, 2, 3),
-        (&*PHP_FRAME, 1, 2, 3),
-        (&*JS_FRAME, 2, 3, 1),
+        syntax(&PY_FRAME, 1, 2, 3),
+        FrameSyntax {
+            package_path: true,
+            ..syntax(&JAVA_FRAME, 2, 3, 1)
+        },
+        syntax(&NATIVE_FRAME, 2, 3, 1),
+        syntax(&TWO_LINE_FRAME, 2, 3, 1),
+        syntax(&RUBY_FRAME, 1, 2, 3),
+        syntax(&PHP_FRAME, 1, 2, 3),
+        syntax(&JS_FRAME, 2, 3, 1),
     ]
 }
 
-/// The path a frame names. A Java frame names only the file; its package (`com.foo.Bar.baz`)
-/// gives the folders (`com/foo/Bar.java`), matched to indexed files by suffix.
-fn frame_path(pattern: &Regex, m: &regex::Captures, path: usize, function: usize) -> String {
-    let file = &m[path];
-    if !std::ptr::eq(pattern, &*JAVA_FRAME) {
-        return file.to_string();
-    }
-    let qualified = m.get(function).map_or("", |f| f.as_str());
+/// The path a frame names, matched to indexed files by suffix (see
+/// [`FrameSyntax::package_path`]).
+fn frame_path(syntax: &FrameSyntax, m: &regex::Captures) -> String {
+    let file = &m[syntax.path];
+    let qualified = m.get(syntax.function).map_or("", |f| f.as_str());
     let package: Vec<&str> = qualified
         .split('.')
         .take_while(|p| p.starts_with(|c: char| c.is_lowercase()))
         .collect();
-    if package.is_empty() {
+    if !syntax.package_path || package.is_empty() {
         return file.to_string();
     }
     format!("{}/{file}", package.join("/"))
@@ -353,8 +368,8 @@ fn frame_function(written: &str) -> Option<String> {
 fn frames(text: &str) -> Vec<Frame> {
     let mut found: Vec<(usize, Frame)> = Vec::new();
     let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
-    for (pattern, path, line, function) in frame_syntaxes() {
-        for m in pattern.captures_iter(text) {
+    for syntax in frame_syntaxes() {
+        for m in syntax.pattern.captures_iter(text) {
             let all = m.get(0).unwrap();
             if taken.iter().any(|r| r.contains(&all.start())) {
                 continue;
@@ -363,9 +378,11 @@ fn frames(text: &str) -> Vec<Frame> {
             found.push((
                 all.start(),
                 Frame {
-                    path: frame_path(pattern, &m, path, function),
-                    line: m[line].parse().unwrap_or(0),
-                    function: m.get(function).and_then(|f| frame_function(f.as_str())),
+                    path: frame_path(&syntax, &m),
+                    line: m[syntax.line].parse().unwrap_or(0),
+                    function: m
+                        .get(syntax.function)
+                        .and_then(|f| frame_function(f.as_str())),
                 },
             ));
         }

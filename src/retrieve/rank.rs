@@ -387,59 +387,6 @@ fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&
     None
 }
 
-/// The indexed file a module path names (`a/b` from `a.b`, `a::b`, an import specifier): the
-/// file whose module path ends with the longest tail of the written one, of at least two
-/// parts (the shortest path when several do). A module path is the file's path without its extension,
-/// its package-index file name (`__init__`, `index`, `mod`) and source-root folders (`src`,
-/// `lib`, `main/java`), with `-` read as `_` (`tracing-core/src/x.rs` is `tracing_core/x`).
-fn resolve_module<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
-    let written: Vec<String> = written.split('/').map(module_part).collect();
-    let modules: Vec<(Vec<String>, &String)> = generation
-        .files
-        .paths()
-        .iter()
-        .map(|p| (module_parts(p), p))
-        .collect();
-    for take in (2..=written.len()).rev() {
-        let tail = &written[written.len() - take..];
-        let found: Vec<&String> = modules
-            .iter()
-            .filter(|(parts, _)| parts.ends_with(tail))
-            .map(|(_, p)| *p)
-            .collect();
-        match found.len() {
-            0 => continue,
-            _ => {
-                return found
-                    .into_iter()
-                    .min_by_key(|p| p.len())
-                    .map(String::as_str);
-            }
-        }
-    }
-    None
-}
-
-fn module_part(part: &str) -> String {
-    part.replace('-', "_")
-}
-
-/// A file's module path as parts (see [`resolve_module`]).
-fn module_parts(path: &str) -> Vec<String> {
-    let stem = crate::graph::strip_extension(path);
-    let mut parts: Vec<&str> = stem.split('/').collect();
-    if parts.len() > 1 && matches!(parts.last(), Some(&("__init__" | "index" | "mod"))) {
-        parts.pop();
-    }
-    let last = parts.len() - 1;
-    parts
-        .into_iter()
-        .enumerate()
-        .filter(|&(i, p)| i == last || !matches!(p, "src" | "lib" | "main" | "java"))
-        .map(|(_, p)| module_part(p))
-        .collect()
-}
-
 /// Traceback frames and written paths that lie in the index: the entity a frame is in gets
 /// credit (innermost frames first), and every file named this way gets file evidence.
 fn add_frames(
@@ -485,7 +432,7 @@ fn add_frames(
     }
     for (i, written) in question.paths.iter().enumerate() {
         let resolved =
-            resolve_path(generation, written).or_else(|| resolve_module(generation, written));
+            resolve_path(generation, written).or_else(|| generation.files.module_named(written));
         if let Some(path) = resolved {
             *files.entry(path.to_string()).or_default() +=
                 PATH_FILE_WEIGHT / (RRF_K + (i + 1) as f64);
@@ -676,7 +623,6 @@ fn lift_siblings(
     position: &HashMap<&str, (u32, f64)>,
     share: f64,
 ) {
-    let folder = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
     let Some(leader) = hits.iter().max_by(|a, b| {
         a.score
             .total_cmp(&b.score)
@@ -684,18 +630,23 @@ fn lift_siblings(
     }) else {
         return;
     };
-    let (top, leader_path) = (leader.score, generation.chunks[leader.chunk].path.clone());
-    let Some(&(_, evidence)) = position.get(leader_path.as_str()) else {
+    let (top, leader_path) = (leader.score, generation.chunks[leader.chunk].path.as_str());
+    let Some(&(_, evidence)) = position.get(leader_path) else {
         return;
     };
-    let leader_folder = folder(&leader_path);
+    let leader_folder = folder_of(leader_path);
     for (i, nth) in places_in_file(generation, hits) {
-        let path = &generation.chunks[hits[i].chunk].path;
-        if *path != leader_path && folder(path) == leader_folder {
+        let path = generation.chunks[hits[i].chunk].path.as_str();
+        if path != leader_path && folder_of(path) == leader_folder {
             let lifted = hits[i].score + share * SIBLING_SHARE * evidence * FILE_DECAY.powi(nth);
             hits[i].score = lifted.min(top * SIBLING_CEILING).max(hits[i].score);
         }
     }
+}
+
+/// The folder a root-relative path is in (`""` at the root).
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// Each hit's index with its place among its file's hits (0 = the file's best), best hit
