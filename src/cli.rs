@@ -329,8 +329,11 @@ pub struct EvalArgs {
     /// Where the index lives (default: PATH).
     #[arg(long)]
     pub store: Option<PathBuf>,
-    /// Commits walked from HEAD, newest first.
-    #[arg(long, default_value_t = 200)]
+    /// Tasks to find: history is read back from HEAD until this many are mined.
+    #[arg(long, default_value_t = knowcode::ops::eval::mine::DEFAULT_TASKS)]
+    pub tasks: usize,
+    /// The most commits read, newest first (merges included).
+    #[arg(long, default_value_t = knowcode::ops::eval::mine::DEFAULT_MAX_COMMITS)]
     pub commits: usize,
     /// Only commits from this date on (YYYY-MM-DD).
     #[arg(long)]
@@ -685,12 +688,15 @@ fn shared_store(store: &std::path::Path) -> Result<Option<SharedStore>, Knowcode
         .map_err(|e| e.to_knowcode())
 }
 
-/// The working tree answers about a shared store describe: `--root`, else the current folder
-/// (or `$CLAUDE_PROJECT_DIR`).
+/// The working tree answers about a shared store describe: `--root`, else the git working
+/// tree holding the current folder (or `$CLAUDE_PROJECT_DIR`), else that folder itself.
 fn shared_tree(root: Option<&std::path::Path>) -> Result<PathBuf, KnowcodeError> {
     match working_tree(root, false)? {
         Some(tree) => Ok(tree),
-        None => knowcode::serve::service::resolve_root(None),
+        None => {
+            let here = knowcode::serve::service::resolve_root(None)?;
+            Ok(knowcode::index::checkout::toplevel(&here).unwrap_or(here))
+        }
     }
 }
 
@@ -866,8 +872,10 @@ async fn run_eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
         let options = eval::EvalOptions {
             root: args.path.clone(),
             mine: eval::mine::MineOptions {
+                tasks: args.tasks,
                 commits: args.commits,
                 since,
+                ..Default::default()
             },
         };
         let bar = indicatif::ProgressBar::new(0).with_style(

@@ -71,6 +71,9 @@ pub struct EmbeddingConfig {
     pub threads: usize,
 }
 
+/// `index.overlay_max_files`'s default (measured in docs/benchmarks.md, "Overlays").
+pub const DEFAULT_OVERLAY_MAX_FILES: usize = 200;
+
 /// Indexing knobs.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -85,6 +88,10 @@ pub struct IndexConfig {
     /// store's `s3://bucket/prefix`, or a folder (relative to this file's folder). `index`
     /// never publishes to it without `--store`.
     pub store: Option<String>,
+    /// A reader of an index built elsewhere overlays at most this many files of its working
+    /// tree before answering (files it has not overlaid before); past it, answers come from
+    /// the index alone at once and a server builds the overlay in the background.
+    pub overlay_max_files: usize,
 }
 
 /// `index.store` as written (a shared store's URI or a folder), and the folder a relative
@@ -124,6 +131,7 @@ impl Default for IndexConfig {
             max_chunk_tokens: 400,
             keep_generations: 2,
             store: None,
+            overlay_max_files: DEFAULT_OVERLAY_MAX_FILES,
         }
     }
 }

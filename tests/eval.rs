@@ -166,8 +166,8 @@ fn scripted_repository(root: &Path) {
             message: "Bump version to 1.2.0 for the release with the discount fix and the new shipping rules",
         },
     );
-    // A side branch merged with --no-ff: the merge is skipped, the branch's commit is a task
-    // (gold shipping/route.py, Courier.assign).
+    // A side branch merged with --no-ff under git's own message: the merge has no words of its
+    // own and is skipped, the branch's commit is a task (gold shipping/route.py, Courier.assign).
     git_at(root, &["checkout", "-q", "-b", "courier"], None);
     let route_now = std::fs::read_to_string(root.join("shipping/route.py")).unwrap();
     next(
@@ -192,7 +192,7 @@ fn scripted_repository(root: &Path) {
             "--no-ff",
             "courier",
             "-m",
-            "Merge the courier branch that changes how parcels are assigned to couriers by their size",
+            "Merge branch 'courier'",
         ],
         Some(tick()),
     );
@@ -317,6 +317,14 @@ fn eval_mines_tasks_from_history_and_scores_every_ranking() {
 
     let report = eval_json(root, &[]);
     assert_eq!(report["commits_read"], 11, "{report}");
+    assert_eq!(report["stopped"], "history_start", "{report}");
+    assert!(
+        report["shortfall"]
+            .as_str()
+            .unwrap()
+            .starts_with("found 4 of the 50 tasks asked in 11 commits"),
+        "{report}"
+    );
     let skipped = &report["skipped"];
     for (reason, n) in [
         ("too_many_files", 1),
@@ -429,4 +437,213 @@ fn eval_outside_git_and_with_a_bad_date_gives_typed_errors() {
     let error: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(error["code"], "invalid_argument", "{error}");
     assert!(error.to_string().contains("since"), "{error}");
+}
+
+/// A pull request merged with a merge commit: the hosting service's first line, then the
+/// request's title and description.
+fn merge_pull_request(root: &Path, branch: &str, message: &str, at: i64) {
+    git_at(root, &["checkout", "-q", "main"], None);
+    git_at(
+        root,
+        &["merge", "-q", "--no-ff", branch, "-m", message],
+        Some(at),
+    );
+}
+
+/// A history where changes are described in pull requests, not commits: branch commits say
+/// "wip" and "fix", merges carry the request's title and description.
+fn pull_request_history(root: &Path) {
+    git_at(root, &["init", "-q"], None);
+    let clock = std::cell::Cell::new(1_700_000_000);
+    let tick = || {
+        clock.set(clock.get() + 3600);
+        clock.get()
+    };
+    let next = |root: &Path, step: Step| commit(root, &step, tick());
+    next(
+        root,
+        Step {
+            writes: &[
+                ("billing/invoice.py", INVOICE),
+                ("billing/tax.py", TAX),
+                ("shipping/route.py", ROUTE),
+            ],
+            message: "init",
+        },
+    );
+    // Pull request #1: two short commits; the merge is a task (gold billing/invoice.py).
+    git_at(root, &["checkout", "-q", "-b", "fix-discount"], None);
+    let floored = INVOICE.replace(
+        "return total - total * percent / 100",
+        "return max(0, total - total * percent / 100)",
+    );
+    next(
+        root,
+        Step {
+            writes: &[("billing/invoice.py", &floored)],
+            message: "wip",
+        },
+    );
+    next(
+        root,
+        Step {
+            writes: &[("billing/invoice.py", &floored.replace("max(0,", "max(0.0,"))],
+            message: "fix",
+        },
+    );
+    merge_pull_request(
+        root,
+        "fix-discount",
+        "Merge pull request #1 from tester/fix-discount\n\nNever let apply_discount return a negative total\n\nA discount above one hundred percent made the invoice total negative; it is floored at zero now.",
+        tick(),
+    );
+    // Pull request #2: one well-described commit; the merge is the task, and the commit is
+    // not asked twice (in_merged_pull_request).
+    git_at(root, &["checkout", "-q", "-b", "tax-rounding"], None);
+    let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
+    next(
+        root,
+        Step {
+            writes: &[(
+                "billing/tax.py",
+                &tax_now.replace(
+                    "return amount * vat_rate(country)",
+                    "return round(amount * vat_rate(country), 2)",
+                ),
+            )],
+            message: "Round the VAT that tax_for returns to whole cents because invoices printed fractions of a cent",
+        },
+    );
+    merge_pull_request(
+        root,
+        "tax-rounding",
+        "Merge pull request #2 from tester/tax-rounding\n\nRound the VAT to whole cents\n\nInvoices printed fractions of a cent because tax_for returned the raw product.",
+        tick(),
+    );
+    // A plain merge of a short commit: merge and short_message.
+    git_at(root, &["checkout", "-q", "-b", "courier"], None);
+    let route_now = std::fs::read_to_string(root.join("shipping/route.py")).unwrap();
+    next(
+        root,
+        Step {
+            writes: &[(
+                "shipping/route.py",
+                &route_now.replace(
+                    "parcels[: self.capacity]",
+                    "sorted(parcels)[: self.capacity]",
+                ),
+            )],
+            message: "smaller first",
+        },
+    );
+    merge_pull_request(root, "courier", "Merge branch 'courier'", tick());
+    // A GitLab merge request: the title and description without the "See merge request" line.
+    git_at(root, &["checkout", "-q", "-b", "zero-rated"], None);
+    let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
+    next(
+        root,
+        Step {
+            writes: &[(
+                "billing/tax.py",
+                &tax_now.replace(
+                    "\n\ndef vat_rate(country):",
+                    "\n\ndef zero_rated(product):\n    \"\"\"Whether a product carries no VAT.\"\"\"\n    return product.category in (\"books\", \"food\")\n\n\ndef vat_rate(country):",
+                ),
+            )],
+            message: "zero rated",
+        },
+    );
+    merge_pull_request(
+        root,
+        "zero-rated",
+        "Merge branch 'zero-rated' into 'main'\n\nAdd zero_rated to tell which products carry no value added tax, such as books and food\n\nSee merge request shop/billing!3",
+        tick(),
+    );
+}
+
+#[test]
+fn eval_asks_merged_pull_requests_and_aims_for_a_number_of_tasks() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    pull_request_history(root);
+    common::index_json(root, &["--no-embed"]);
+
+    let report = eval_json(root, &["--no-embed"]);
+    let queries: Vec<&str> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(queries.len(), 3, "{report}");
+    assert!(queries[0].starts_with("Add zero_rated"), "{queries:?}");
+    assert!(!queries[0].contains("See merge request"), "{queries:?}");
+    assert!(
+        queries[1].starts_with("Round the VAT to whole cents"),
+        "{queries:?}"
+    );
+    assert!(
+        queries[2].starts_with("Never let apply_discount"),
+        "{queries:?}"
+    );
+    assert!(
+        queries.iter().all(|q| !q.contains("Merge pull request")),
+        "{queries:?}"
+    );
+    let gold: Vec<&str> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["gold_files"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        gold,
+        ["billing/tax.py", "billing/tax.py", "billing/invoice.py"]
+    );
+    let skipped = &report["skipped"];
+    assert_eq!(skipped["merge"], 1, "{skipped}");
+    // wip, fix, the tax commit and "zero rated" came in with a merge that was asked.
+    assert_eq!(skipped["in_merged_pull_request"], 4, "{skipped}");
+    assert_eq!(skipped["short_message"], 2, "{skipped}");
+    assert_eq!(report["commits_read"], 10, "{report}");
+    let shortfall = report["shortfall"].as_str().unwrap();
+    assert!(
+        shortfall
+            .starts_with("found 3 of the 50 tasks asked in 10 commits: the whole history was read"),
+        "{shortfall}"
+    );
+
+    // Enough tasks: reading stops there and nothing is said.
+    let two = eval_json(root, &["--no-embed", "--tasks", "2"]);
+    assert_eq!(two["tasks_used"], 2, "{two}");
+    assert_eq!(two["stopped"], "enough", "{two}");
+    assert!(two.get("shortfall").is_none(), "{two}");
+    // --commits bounds the reading, and the report says which bound stopped it.
+    let bounded = eval_json(root, &["--no-embed", "--commits", "3"]);
+    assert_eq!(bounded["commits_read"], 3, "{bounded}");
+    assert_eq!(bounded["stopped"], "commit_limit", "{bounded}");
+    assert!(
+        bounded["shortfall"]
+            .as_str()
+            .unwrap()
+            .contains("raise --commits"),
+        "{bounded}"
+    );
+    // The readable report opens with the shortfall.
+    let out = knowcode(
+        &[
+            "eval",
+            root.to_str().unwrap(),
+            "--no-embed",
+            "--since",
+            "2100-01-01",
+        ],
+        &[],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("FEWER TASKS THAN ASKED: found 0 of the 50 tasks asked in 0 commits")
+            && text.contains("--since"),
+        "{text}"
+    );
 }

@@ -2,7 +2,7 @@
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
 Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config,
-shared_root, shared_s3, shared_s3_lease.
+shared_root, shared_s3, shared_s3_lease, shared_s3_elsewhere.
 """
 
 import asyncio
@@ -60,9 +60,10 @@ async def finished_job(session, **arguments):
 class Server:
     """One `knowcode mcp` process with an initialized client session."""
 
-    def __init__(self, *extra_args, env=None):
+    def __init__(self, *extra_args, env=None, cwd=None):
         self.params = StdioServerParameters(
-            command=BIN, args=["mcp", "--store", STORE, *extra_args], env=dict(os.environ, **(env or {})))
+            command=BIN, args=["mcp", "--store", STORE, *extra_args], env=dict(os.environ, **(env or {})),
+            cwd=cwd)
 
     async def __aenter__(self):
         self.stdio = stdio_client(self.params)
@@ -338,6 +339,54 @@ async def shared_s3_lease():
                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
         assert second.returncode != 0, second.stdout
         assert json.loads(second.stdout)["code"] == "store_locked", second.stdout
+
+
+async def shared_s3_elsewhere():
+    """A server on a shared store started by a client in some other folder (no --root): an
+    empty folder and a folder of 40 unrelated files answer from the index with the overlay's
+    absence explained; a checkout with more new files than `index.overlay_max_files` answers
+    from the index at once and through its overlay once the background build is done."""
+    import tempfile
+    assert STORE.startswith("s3://"), STORE
+    built = subprocess.run([BIN, "index", REPO, "--store", STORE, "--no-embed", "--json"],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert built.returncode == 0, built.stderr
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as unrelated:
+        for i in range(40):
+            with open(os.path.join(unrelated, f"notes_{i}.py"), "w") as f:
+                f.write(f"def note_{i}():\n    return {i}\n")
+        for folder in (empty, unrelated):
+            async with Server(cwd=folder) as s:
+                answer = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+                assert "apply_discount" in answer["context_text"], answer
+                note = answer["freshness"]["overlay"]
+                assert note["reason"] == "not_a_checkout" and "--root" in note["hint"], answer
+                assert any("--root" in e for e in answer["errors"]), answer
+                found = await ok(s.session, "knowcode_retrieve", action="search", query="note_3")
+                assert all(not r["id"].startswith("notes_") for r in found["results"]), found
+    # A checkout: the fixture copied with three files edited, the bound set below that.
+    with tempfile.TemporaryDirectory() as checkout, tempfile.TemporaryDirectory() as cache:
+        shutil.copytree(REPO, checkout, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".knowcode"))
+        for rel in ("shop/cart.py", "shop/pricing.py", "shop/__init__.py"):
+            with open(os.path.join(checkout, rel), "a") as f:
+                f.write(f"\n\ndef branch_helper_{len(rel)}():\n    return 1\n")
+        with open(os.path.join(checkout, "aimodels.yaml"), "w") as f:
+            f.write("index:\n  overlay_max_files: 2\n")
+        async with Server(cwd=checkout, env={"KNOWCODE_CACHE": cache}) as s:
+            first = await ok(s.session, "knowcode_retrieve", action="query", query=QUESTION)
+            overlay_files = first["freshness"].get("overlay_files", 0)
+            if overlay_files == 0:  # the background build may already be done
+                note = first["freshness"]["overlay"]
+                assert note["reason"] == "too_many_files" and note["building"] is True, first
+                assert "apply_discount" in first["context_text"], first
+            for _ in range(120):
+                fresh = await ok(s.session, "knowcode_inspect", action="freshness")
+                if fresh.get("overlay_files") == 3:
+                    break
+                await asyncio.sleep(0.5)
+            assert fresh.get("overlay_files") == 3 and "overlay" not in fresh, fresh
+            found = await ok(s.session, "knowcode_retrieve", action="search", query="branch_helper_12")
+            assert "shop/cart.py::branch_helper_12" in [r["id"] for r in found["results"]], found
 
 
 asyncio.run(globals()[SCENARIO]())

@@ -413,6 +413,12 @@ fn a_build_submitted_over_mcp_renews_its_lease() {
 }
 
 #[test]
+fn a_server_started_outside_its_checkout_answers_from_the_index_and_builds_large_overlays_later() {
+    let s3 = loopback();
+    run_mcp_scenario(&s3, "shared_s3_elsewhere", &s3.store("mcp-elsewhere"));
+}
+
+#[test]
 fn doctor_passes_on_a_published_shared_store() {
     require_model();
     let s3 = loopback();
@@ -498,4 +504,155 @@ fn a_checkout_whose_aimodels_yaml_names_the_shared_store_reads_it_without_flags(
     let (after, _) = in_branch(&["inspect", "freshness", "--json"]);
     let after: Value = serde_json::from_slice(&after).unwrap();
     assert_eq!(after["generation_id"], built["generation_id"], "{after}");
+}
+
+/// A folder of `n` Python files unrelated to the fixture, with a git history of its own.
+fn unrelated_tree(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let text = format!(
+            "def helper_{i}(x):\n    \"\"\"Scratch helper {i}.\"\"\"\n    return x + {i}\n"
+        );
+        std::fs::write(dir.path().join(format!("scratch_{i}.py")), text).unwrap();
+    }
+    common::git(dir.path(), &["init", "-q"]);
+    common::git(dir.path(), &["add", "-A"]);
+    common::git(dir.path(), &["commit", "-qm", "scratch"]);
+    dir
+}
+
+/// The fixture as a git repository (its first commit is what the index records).
+fn python_repository() -> tempfile::TempDir {
+    let tree = python_tree();
+    common::git(tree.path(), &["init", "-q"]);
+    common::git(tree.path(), &["add", "-A"]);
+    common::git(tree.path(), &["commit", "-qm", "shop: carts and prices"]);
+    tree
+}
+
+#[test]
+fn a_reader_outside_its_checkout_answers_from_the_index_and_says_why() {
+    let s3 = loopback();
+    let store = s3.store("elsewhere");
+    let tree = python_repository();
+    let built = s3.ok_json(&[
+        "index",
+        path(tree.path()),
+        "--store",
+        &store,
+        "--no-embed",
+        "--json",
+    ]);
+    assert_eq!(built["published"], true);
+    let cache = tempfile::tempdir().unwrap();
+    let query_with = |dir: &Path, cache: &Path| -> Value {
+        let out = s3
+            .command(&[
+                "query",
+                "round an amount to cents",
+                "--store",
+                &store,
+                "--json",
+            ])
+            .current_dir(dir)
+            .env("KNOWCODE_CACHE", cache)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let query_from = |dir: &Path| query_with(dir, cache.path());
+    let overlays = cache.path().join("overlays");
+
+    let empty = tempfile::tempdir().unwrap();
+    let unrelated = unrelated_tree(40);
+    for (dir, why) in [
+        (empty.path(), "the folder is empty"),
+        (
+            unrelated.path(),
+            "does not contain the indexed repository's first commit",
+        ),
+    ] {
+        let answer = query_from(dir);
+        assert!(
+            answer["context_text"]
+                .as_str()
+                .unwrap()
+                .contains("round_cents"),
+            "answered from the index: {answer}"
+        );
+        let note = &answer["freshness"]["overlay"];
+        assert_eq!(note["applied"], false, "{answer}");
+        assert_eq!(note["reason"], "not_a_checkout", "{answer}");
+        assert!(note["detail"].as_str().unwrap().contains(why), "{note}");
+        assert_eq!(answer["freshness"]["is_stale"], false, "{answer}");
+        let errors = answer["errors"].to_string();
+        assert!(
+            errors.contains("not_a_checkout") && errors.contains("--root"),
+            "{errors}"
+        );
+        assert!(
+            !overlays.exists(),
+            "no overlay is built for {}",
+            dir.display()
+        );
+    }
+
+    // A checkout (a clone, read from a subfolder) with 3 edited files answers through its
+    // overlay; the clone's first commit is the indexed one.
+    let clone = tempfile::tempdir().unwrap();
+    let source = format!("file://{}", path(tree.path()));
+    common::git(clone.path(), &["clone", "-q", &source, "."]);
+    let edit = |rel: &str, add: &str| {
+        let file = clone.path().join(rel);
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}\n{add}")).unwrap();
+    };
+    edit("shop/cart.py", "def gift_wrap_fee(order):\n    return 3\n");
+    edit(
+        "shop/pricing.py",
+        "def round_to_nickel(amount):\n    return round(amount * 20) / 20\n",
+    );
+    edit("shop/__init__.py", "VERSION = '2'\n");
+    let answer = query_from(&clone.path().join("shop"));
+    assert_eq!(answer["freshness"]["overlay_files"], 3, "{answer}");
+    assert!(answer["freshness"].get("overlay").is_none(), "{answer}");
+    assert_eq!(std::fs::read_dir(&overlays).unwrap().count(), 1);
+    let found = {
+        let out = s3
+            .command(&["search", "round_to_nickel", "--store", &store, "--json"])
+            .current_dir(clone.path().join("shop"))
+            .env("KNOWCODE_CACHE", cache.path())
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert!(
+        ids(&found).contains(&"shop/pricing.py::round_to_nickel".to_string()),
+        "{found}"
+    );
+
+    // Past index.overlay_max_files (3 files never overlaid on this machine), a one-shot
+    // reader answers from the index at once.
+    std::fs::write(
+        clone.path().join("aimodels.yaml"),
+        "index:\n  overlay_max_files: 2\n",
+    )
+    .unwrap();
+    let fresh_cache = tempfile::tempdir().unwrap();
+    let bounded = query_with(clone.path(), fresh_cache.path());
+    assert!(!fresh_cache.path().join("overlays").exists());
+    let note = &bounded["freshness"]["overlay"];
+    assert_eq!(note["reason"], "too_many_files", "{bounded}");
+    assert!(
+        bounded["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("round_cents"),
+        "{bounded}"
+    );
 }

@@ -4,6 +4,7 @@
 //! generation unless a `full` one is current (a full generation is never traded for a
 //! lexical one); phase two adds vectors, reusing those of unchanged chunks.
 
+pub mod checkout;
 pub(crate) mod history;
 pub mod overlay;
 pub mod quality;
@@ -515,6 +516,7 @@ fn manifest(
         skipped: analysis.walked.skipped.clone(),
         unsupported: analysis.walked.unsupported.clone(),
         issues,
+        repository: checkout::identify(&root),
     }
 }
 

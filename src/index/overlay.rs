@@ -3,8 +3,10 @@
 //! compared by their bytes' hash with the base manifest: edited and added files are parsed,
 //! chunked and embedded here; deleted ones are only listed. The overlay is written as ordinary
 //! tables into a folder keyed by the base generation, the working tree and the differences, so
-//! an unchanged tree reopens it without any work. Merging it over the base is the reader's job
-//! (`retrieve::generation`); this module only builds.
+//! an unchanged tree reopens it without any work. Only a checkout of the indexed repository
+//! gets one (`index::checkout` judges), and a caller may bound the files built before an
+//! answer. Merging it over the base is the reader's job (`retrieve::generation`); this module
+//! only builds.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -88,6 +90,11 @@ impl Plan {
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }
+
+    /// The folder the overlay is written to (holding the tree's previous overlay, if any).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
 }
 
 /// Walks `root` and compares it with `base`: the differences, and the differing files read.
@@ -129,8 +136,31 @@ pub fn differences(
     Ok((differences, files))
 }
 
-/// The overlay of `root` over generation `base_id`: reopened when `overlays_dir` already holds
-/// one for the same differences, else planned (`Err(plan)`: embed and [`write`] it).
+/// Why a working tree's overlay was not built for an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skip {
+    /// The tree is not a checkout of the indexed repository (`index::checkout`).
+    NotCheckout(super::checkout::NotCheckout),
+    /// More files to overlay than `index.overlay_max_files` allows before an answer.
+    TooManyFiles { files: usize, bound: usize },
+}
+
+/// What [`open_or_plan`] found.
+pub enum Opened {
+    /// No file of the tree differs from the generation.
+    Unchanged,
+    /// An overlay built earlier for the same differences.
+    Reopened(Overlay),
+    /// The differing files parsed and chunked: embed and [`write`] them.
+    Planned(Box<Plan>),
+    /// No overlay for this tree (or not now); answers come from the generation alone.
+    Skipped(Skip),
+}
+
+/// The overlay of `root` over generation `base_id`: nothing when `root` is not a checkout of
+/// the indexed repository; reopened when `overlays_dir` already holds one for the same
+/// differences; else planned — unless `max_files` is given and more differing files than
+/// that are new since the last overlay of this tree (those the overlay must parse and embed).
 pub fn open_or_plan(
     base_id: &str,
     base: &Manifest,
@@ -138,25 +168,47 @@ pub fn open_or_plan(
     config: &Config,
     overlays_dir: &Path,
     embed: bool,
-) -> Result<Option<Result<Overlay, Box<Plan>>>, BuildError> {
+    max_files: Option<usize>,
+) -> Result<Opened, BuildError> {
+    if let Err(why) = super::checkout::judge(base, root) {
+        return Ok(Opened::Skipped(Skip::NotCheckout(why)));
+    }
     let (differences, files) = differences(base, root, config)?;
     if differences.is_empty() {
-        return Ok(None);
+        return Ok(Opened::Unchanged);
     }
     let root_text = root.to_string_lossy().into_owned();
     let key = crate::text::bytes_hash(format!("{base_id}\n{root_text}").as_bytes());
     let dir = overlays_dir.join(&key[..16]);
-    if let Some(record) = read_record(&dir)
-        && record.base_id == base_id
+    let previous = read_record(&dir).filter(|r| r.base_id == base_id);
+    if let Some(record) = &previous
         && record.differences == differences
         && record.embedded == embed
     {
-        return Ok(Some(Ok(Overlay {
+        return Ok(Opened::Reopened(Overlay {
             dir,
             differences,
-            files: record.files,
+            files: record.files.clone(),
             embedded: record.embedded,
-        })));
+        }));
+    }
+    let new_files = differences
+        .present
+        .iter()
+        .filter(|(path, hash)| {
+            previous
+                .as_ref()
+                .and_then(|r| r.differences.present.get(*path))
+                != Some(*hash)
+        })
+        .count();
+    if let Some(bound) = max_files
+        && new_files > bound
+    {
+        return Ok(Opened::Skipped(Skip::TooManyFiles {
+            files: new_files,
+            bound,
+        }));
     }
     let parsed = parse::parse_all(files, &|| {});
     let graph = graph::build(&parsed);
@@ -177,14 +229,14 @@ pub fn open_or_plan(
         embedded: embed,
         files: records,
     };
-    Ok(Some(Err(Box::new(Plan {
+    Ok(Opened::Planned(Box::new(Plan {
         differences,
         graph,
         chunks,
         entities,
         dir,
         record,
-    }))))
+    })))
 }
 
 /// Chunk and signature-view vectors of a plan: those whose text the base generation embedded

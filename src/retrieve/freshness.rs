@@ -3,7 +3,9 @@
 //! and its bytes' hash compared with the manifest's (once per change), so a fresh checkout or
 //! a `touch` is not staleness. Lists added and deleted files, and says when the vector plane
 //! is missing. Results are cached for two seconds per store. Through an overlay, the covered
-//! files are compared with what the overlay indexed, and `overlay_files` says how many.
+//! files are compared with what the overlay indexed, and `overlay_files` says how many; when
+//! the overlay is not applied, `overlay` says why (and a tree that is not a checkout of the
+//! indexed repository is not walked at all).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +43,23 @@ pub struct Freshness {
     /// (edited, added and deleted since the index was built elsewhere).
     #[serde(skip_serializing_if = "is_zero")]
     pub overlay_files: usize,
+    /// Set when the working tree's differences are not overlaid, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayNote>,
+}
+
+/// Why answers do not go through the working tree's overlay (`reason`: `not_a_checkout` or
+/// `too_many_files`), with a hint naming what to do.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OverlayNote {
+    /// Always false: the note exists only when the overlay is not applied.
+    pub applied: bool,
+    pub reason: &'static str,
+    pub detail: String,
+    /// A server is building the overlay; answers use it once it is ready.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub building: bool,
+    pub hint: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -112,6 +131,21 @@ fn current_hash(path: &Path, state: &FileState) -> Option<String> {
 
 fn compute(generation: &LoadedGeneration) -> Freshness {
     let manifest = &generation.manifest;
+    let unrelated_tree = generation
+        .overlay_note
+        .as_ref()
+        .is_some_and(|note| note.reason == "not_a_checkout");
+    if unrelated_tree {
+        // Not a checkout of the indexed repository: comparing it says nothing (and walking a
+        // home folder on every answer would cost more than the answer).
+        return Freshness {
+            generation_id: generation.id.clone(),
+            kind: manifest.kind.as_str(),
+            indexed_at_ms: manifest.created_at_ms,
+            overlay: generation.overlay_note.clone(),
+            ..Freshness::default()
+        };
+    }
     let options = WalkOptions {
         max_file_bytes: u64::MAX,
         ignore_globs: Vec::new(),
@@ -164,5 +198,6 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
         added,
         deleted,
         overlay_files: generation.overlay_files,
+        overlay: generation.overlay_note.clone(),
     }
 }

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::files::FileIndex;
+use super::freshness::OverlayNote;
 use super::overlay::{OverlaySettings, Parts};
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::{Edge, EdgeKind};
+use crate::index::overlay::Skip;
 use crate::parse::Entity;
 use crate::store::legacy::Readiness;
 use crate::store::read::{ChunkSearch, DecodedTables};
@@ -33,6 +35,10 @@ pub struct LoadedGeneration {
     pub chunk_table: ChunkSearch,
     /// Files of the working tree a local overlay answers for (0: none).
     pub overlay_files: usize,
+    /// Why the working tree's overlay was not applied (None: applied, or no overlay asked).
+    pub overlay_skipped: Option<Skip>,
+    /// What payloads say about it.
+    pub overlay_note: Option<OverlayNote>,
     /// Signature-view vectors, held in memory (empty in lexical and older generations).
     pub signature_views: SignatureViews,
     /// Whole-file term statistics for the file-evidence leg.
@@ -147,12 +153,14 @@ impl LoadedGeneration {
         out.join("\n")
     }
 
-    /// A generation from its base parts, through the working tree's overlay when one is set.
+    /// A generation from its base parts, through the working tree's overlay when one is set
+    /// (`bounded`: not when it would take more than `index.overlay_max_files` files).
     async fn assemble(
         id: &str,
         base: BaseParts,
         working_tree: Option<&std::path::Path>,
         overlay: Option<&OverlaySettings>,
+        bounded: bool,
     ) -> anyhow::Result<LoadedGeneration> {
         let BaseParts {
             dir,
@@ -161,17 +169,17 @@ impl LoadedGeneration {
             search,
         } = base;
         let root = working_tree.map_or_else(|| PathBuf::from(&manifest.root), |w| w.to_path_buf());
+        let base = Parts::base(manifest, decoded, search);
         let parts = match (working_tree, overlay) {
             (Some(tree), Some(settings)) => {
-                super::overlay::apply(id, &dir, manifest, decoded, search, tree, settings).await?
+                super::overlay::apply(id, &dir, base, tree, settings, bounded).await?
             }
-            _ => Parts {
-                manifest,
-                decoded,
-                search,
-                overlay_files: 0,
-            },
+            _ => base,
         };
+        let overlay_note = parts
+            .skipped
+            .as_ref()
+            .map(|skip| super::overlay::note_of(skip, &root, false));
         let decoded = parts.decoded;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
@@ -180,6 +188,8 @@ impl LoadedGeneration {
             manifest: parts.manifest,
             chunk_table: parts.search,
             overlay_files: parts.overlay_files,
+            overlay_skipped: parts.skipped,
+            overlay_note,
             signature_views: SignatureViews::new(decoded.signature_views),
             files: FileIndex::build(&decoded.chunks),
             entities: decoded.entities,
@@ -303,7 +313,18 @@ pub struct GenerationCache {
     /// Held while a generation is opened: concurrent requests (and the server's warm-up) open
     /// it once, and never build the same overlay or download the same generation twice.
     loading: tokio::sync::Mutex<()>,
+    /// A server's rule for an overlay past `index.overlay_max_files`: answer from the base
+    /// at once and build the overlay in the background (a one-shot CLI only answers).
+    background_overlays: bool,
+    /// The overlay being built in the background: the generation it is for, and the task.
+    pending: Mutex<Option<PendingOverlay>>,
 }
+
+/// A generation being assembled through a large overlay in the background.
+type PendingOverlay = (
+    String,
+    tokio::task::JoinHandle<anyhow::Result<LoadedGeneration>>,
+);
 
 impl GenerationCache {
     /// A cache over the store in `store_dir`; nothing is opened until asked.
@@ -318,7 +339,15 @@ impl GenerationCache {
             overlay: None,
             overlay_seen: Mutex::new(None),
             loading: tokio::sync::Mutex::new(()),
+            background_overlays: false,
+            pending: Mutex::new(None),
         }
+    }
+
+    /// Overlays past `index.overlay_max_files` are built in the background (a server) rather
+    /// than skipped.
+    pub fn build_overlays_in_background(&mut self) {
+        self.background_overlays = true;
     }
 
     /// A cache over a shared store, whose local folder is [`SharedStore::local_dir`].
@@ -372,6 +401,7 @@ impl GenerationCache {
                 Readiness::LegacyFlat => return self.legacy().await,
                 Readiness::Missing => return Err(KnowcodeError::missing_store(&self.store_dir)),
             };
+            self.adopt_background_overlay(&id).await;
             if let Some(loaded) = self.cached(&id) {
                 return Ok(loaded);
             }
@@ -400,13 +430,63 @@ impl GenerationCache {
     }
 
     async fn assemble(&self, id: &str, base: BaseParts) -> anyhow::Result<LoadedGeneration> {
-        LoadedGeneration::assemble(
-            id,
-            base,
-            self.working_tree.as_deref(),
-            self.overlay.as_ref(),
-        )
-        .await
+        let dir = base.dir.clone();
+        let tree = self.working_tree.as_deref();
+        let mut generation =
+            LoadedGeneration::assemble(id, base, tree, self.overlay.as_ref(), true).await?;
+        if let Some(skip @ Skip::TooManyFiles { .. }) = &generation.overlay_skipped
+            && self.background_overlays
+        {
+            self.build_overlay_in_background(id, dir);
+            generation.overlay_note = Some(super::overlay::note_of(skip, &generation.root, true));
+        }
+        Ok(generation)
+    }
+
+    /// Starts assembling generation `id` (its folder `dir`) through the whole overlay, unless
+    /// such a build is running already.
+    fn build_overlay_in_background(&self, id: &str, dir: PathBuf) {
+        let mut pending = self.pending.lock().expect("pending lock");
+        if pending
+            .as_ref()
+            .is_some_and(|(_, task)| !task.is_finished())
+        {
+            return;
+        }
+        let (owned_id, tree, settings) = (
+            id.to_string(),
+            self.working_tree.clone(),
+            self.overlay.clone(),
+        );
+        let task = tokio::spawn(async move {
+            let base = BaseParts::local(dir).await?;
+            let (tree, settings) = (tree.as_deref(), settings.as_ref());
+            LoadedGeneration::assemble(&owned_id, base, tree, settings, false).await
+        });
+        *pending = Some((id.to_string(), task));
+    }
+
+    /// Keeps the generation a background overlay build finished, when it is of `id`.
+    async fn adopt_background_overlay(&self, id: &str) {
+        let finished = {
+            let mut pending = self.pending.lock().expect("pending lock");
+            match pending.as_ref() {
+                Some((_, task)) if task.is_finished() => pending.take(),
+                _ => None,
+            }
+        };
+        let Some((built_for, task)) = finished else {
+            return;
+        };
+        match task.await {
+            Ok(Ok(generation)) if built_for == id => {
+                tracing::info!("the working tree's overlay is ready; answers use it");
+                self.keep(generation);
+            }
+            Ok(Ok(_)) => {} // the store moved on meanwhile
+            Ok(Err(e)) => tracing::warn!("the overlay built in the background failed: {e:#}"),
+            Err(e) => tracing::warn!("the overlay's background task failed: {e}"),
+        }
     }
 
     /// The shared store's current generation, from the local cache when it holds it.
@@ -420,6 +500,7 @@ impl GenerationCache {
                 format!("nothing published in {} yet", shared.store.uri()),
             )
         })?;
+        self.adopt_background_overlay(&id).await;
         if let Some(loaded) = self.cached(&id) {
             return Ok(loaded);
         }

@@ -178,6 +178,13 @@ impl Retriever {
         self
     }
 
+    /// A server's retriever: an overlay past `index.overlay_max_files` is built in the
+    /// background while answers come from the index alone.
+    pub fn building_overlays_in_background(mut self) -> Self {
+        self.cache.build_overlays_in_background();
+        self
+    }
+
     /// The generation cache (a watcher asks it to reload when the working tree changes).
     pub fn cache(&self) -> &GenerationCache {
         &self.cache
@@ -856,11 +863,17 @@ impl Answer<'_> {
         )
     }
 
-    /// The ranking's problems, and a lexical generation said as such.
+    /// The ranking's problems, a lexical generation and an overlay not applied said as such.
     fn errors(&self) -> Vec<String> {
         let mut errors: Vec<String> = self.ranking.map(|r| r.errors.clone()).unwrap_or_default();
         if self.generation.manifest.kind == crate::store::GenerationKind::Lexical {
             errors.push("lexical generation: ranked without vectors".into());
+        }
+        if let Some(note) = &self.generation.overlay_note {
+            errors.push(format!(
+                "overlay not applied ({}): {}; {}",
+                note.reason, note.detail, note.hint
+            ));
         }
         errors
     }

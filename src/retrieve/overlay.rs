@@ -8,11 +8,12 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::freshness::OverlayNote;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::KnowcodeError;
 use crate::graph::Resolution;
-use crate::index::overlay::{self as build, Overlay};
+use crate::index::overlay::{self as build, Opened, Overlay, Skip};
 use crate::store::manifest::Counts;
 use crate::store::read::{ChunkSearch, DecodedTables};
 use crate::store::{GenerationKind, Manifest, tables};
@@ -36,6 +37,49 @@ pub struct Parts {
     pub search: ChunkSearch,
     /// Files the overlay answers for (0: no overlay).
     pub overlay_files: usize,
+    /// Why the working tree's overlay was not applied, when it was not.
+    pub skipped: Option<Skip>,
+}
+
+impl Parts {
+    /// The base's parts as they are.
+    pub fn base(manifest: Manifest, decoded: DecodedTables, search: ChunkSearch) -> Parts {
+        Parts {
+            manifest,
+            decoded,
+            search,
+            overlay_files: 0,
+            skipped: None,
+        }
+    }
+}
+
+/// What payloads say when answers do not go through the working tree's overlay.
+pub fn note_of(skip: &Skip, tree: &Path, building: bool) -> OverlayNote {
+    match skip {
+        Skip::NotCheckout(why) => OverlayNote {
+            applied: false,
+            reason: "not_a_checkout",
+            detail: format!(
+                "{} is not a checkout of the indexed repository: {}; answers come from the index alone",
+                tree.display(),
+                why.describe()
+            ),
+            building: false,
+            hint: "start knowcode in your checkout of the indexed repository, or pass --root <checkout>".into(),
+        },
+        Skip::TooManyFiles { files, bound } => OverlayNote {
+            applied: false,
+            reason: "too_many_files",
+            detail: format!(
+                "{files} files of {} differ from the index (index.overlay_max_files = {bound}); answers come from the index alone{}",
+                tree.display(),
+                if building { " while the overlay is built in the background" } else { "" }
+            ),
+            building,
+            hint: "a server (knowcode mcp) builds the overlay in the background; raise index.overlay_max_files to wait for it, or pass --root <checkout> nearer the indexed commit".into(),
+        },
+    }
 }
 
 /// Why an overlay could not be built or opened.
@@ -49,40 +93,51 @@ pub enum OverlayError {
     Thread(#[from] tokio::task::JoinError),
 }
 
-/// The base's parts with the overlay of `tree` merged in (unchanged when nothing differs).
+/// The base's parts with the overlay of `tree` merged in (unchanged when nothing differs, and
+/// when `tree` is not a checkout of the indexed repository or — `bounded` — holds more new
+/// differing files than `index.overlay_max_files`: `skipped` says which).
 pub async fn apply(
     base_id: &str,
     base_dir: &Path,
-    manifest: Manifest,
-    decoded: DecodedTables,
-    search: ChunkSearch,
+    base: Parts,
     tree: &Path,
     settings: &OverlaySettings,
+    bounded: bool,
 ) -> Result<Parts, OverlayError> {
+    let Parts {
+        manifest,
+        decoded,
+        search,
+        ..
+    } = base;
     let embed = manifest.kind == GenerationKind::Full
         && manifest
             .embedding
             .as_ref()
             .is_some_and(|info| crate::embed::check_compatible(info, &settings.config).is_ok());
-    let planned = {
+    let max_files = bounded.then_some(settings.config.index.overlay_max_files);
+    let opened = {
         let (id, base, tree) = (base_id.to_string(), manifest.clone(), tree.to_path_buf());
         let (config, dir) = (settings.config.clone(), settings.dir.clone());
         tokio::task::spawn_blocking(move || {
-            build::open_or_plan(&id, &base, &tree, &config, &dir, embed)
+            build::open_or_plan(&id, &base, &tree, &config, &dir, embed, max_files)
         })
         .await??
     };
-    let overlay = match planned {
-        None => {
+    let overlay = match opened {
+        Opened::Unchanged => return Ok(Parts::base(manifest, decoded, search)),
+        Opened::Skipped(skip) => {
+            tracing::info!(
+                "overlay not applied: {}",
+                note_of(&skip, tree, false).detail
+            );
             return Ok(Parts {
-                manifest,
-                decoded,
-                search,
-                overlay_files: 0,
+                skipped: Some(skip),
+                ..Parts::base(manifest, decoded, search)
             });
         }
-        Some(Ok(overlay)) => overlay,
-        Some(Err(plan)) => build_overlay(*plan, embed.then_some(base_dir), settings).await?,
+        Opened::Reopened(overlay) => overlay,
+        Opened::Planned(plan) => build_overlay(*plan, embed.then_some(base_dir), settings).await?,
     };
     let opened = crate::store::read::open(&tables::location(&overlay.dir)).await?;
     let covered = overlay.differences.covered();
@@ -91,6 +146,7 @@ pub async fn apply(
         decoded: merge(decoded, opened.decoded, &covered),
         search: search.with_overlay(opened.chunk_table, &covered),
         overlay_files: covered.len(),
+        skipped: None,
     })
 }
 
@@ -105,10 +161,16 @@ async fn build_overlay(
     let chunks = plan.chunk_count();
     let (plan, vectors) = match embed_over {
         Some(base_dir) => {
-            let reusable = tables::read_vectors(base_dir).await.unwrap_or_else(|e| {
+            let mut reusable = tables::read_vectors(base_dir).await.unwrap_or_else(|e| {
                 tracing::warn!("overlay: the base's vectors are unreadable ({e}); embedding all");
                 Default::default()
             });
+            // The tree's previous overlay: an edit re-embeds what it changed, not the overlay.
+            if plan.dir().exists()
+                && let Ok(previous) = tables::read_vectors(plan.dir()).await
+            {
+                reusable.extend(previous);
+            }
             let slot = Arc::clone(&settings.embedder);
             let config = settings.config.clone();
             tokio::task::spawn_blocking(move || {

@@ -164,7 +164,8 @@ impl Service {
         let store_dir = shared.local_dir();
         Ok(Service {
             retriever: Retriever::shared(shared.clone(), config.clone())
-                .with_working_tree(Some(tree.clone())),
+                .with_working_tree(Some(tree.clone()))
+                .building_overlays_in_background(),
             telemetry: Telemetry::at(Store::at(&store_dir).base()),
             jobs: Jobs::default(),
             config,
@@ -177,7 +178,10 @@ impl Service {
     /// Answers describe the working tree at `root` instead of the one the index was built
     /// from (see [`Retriever::with_working_tree`]).
     pub fn with_working_tree(mut self, root: Option<PathBuf>) -> Self {
-        self.retriever = self.retriever.with_working_tree(root);
+        self.retriever = self
+            .retriever
+            .with_working_tree(root)
+            .building_overlays_in_background();
         self
     }
 

@@ -148,6 +148,7 @@ pub async fn materialise(
         skipped: Vec::new(),
         unsupported: BTreeMap::new(),
         issues: Vec::new(),
+        repository: Default::default(),
     };
     manifest.write(&dir)?;
     Ok(id)

@@ -131,6 +131,14 @@ pub struct Manifest {
     pub unsupported: BTreeMap<String, usize>,
     /// Problems met while reading files (syntax errors, lossy decoding …).
     pub issues: Vec<FileIssue>,
+    /// What identifies the indexed repository (absent in manifests written before it, and
+    /// outside git): a reader elsewhere overlays only a checkout of it.
+    #[serde(default, skip_serializing_if = "is_unknown")]
+    pub repository: crate::index::checkout::Identity,
+}
+
+fn is_unknown(identity: &crate::index::checkout::Identity) -> bool {
+    *identity == Default::default()
 }
 
 /// The manifest's file name inside a generation.

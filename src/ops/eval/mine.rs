@@ -4,7 +4,7 @@
 //! definitions its hunks touched, both carried forward to the indexed tree. This module reads
 //! git data (libgit2) and the index's entity spans; it never writes and never ranks.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -24,13 +24,51 @@ pub const MIN_SURVIVING_SHARE: f64 = 0.5;
 /// Lines of one carried hunk read for gold definitions (a huge new file needs no more).
 const MAX_GOLD_LINES_PER_RANGE: u32 = 5_000;
 
+/// `--tasks`'s default: the tasks a report aims for.
+pub const DEFAULT_TASKS: usize = 50;
+/// `--commits`'s default: the most commits read while looking for them.
+pub const DEFAULT_MAX_COMMITS: usize = 5_000;
+/// The longest the miner reads history before it reports what it found.
+pub const MAX_MINING_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// What the miner is asked for.
 #[derive(Debug, Clone)]
 pub struct MineOptions {
-    /// Commits walked from HEAD, newest first (merges included in the count).
+    /// Tasks wanted: history is read back from HEAD until this many are found.
+    pub tasks: usize,
+    /// The most commits read, newest first (merges included in the count).
     pub commits: usize,
-    /// Commits older than this (seconds since the epoch) are not walked.
+    /// Commits older than this (seconds since the epoch) are not read.
     pub since: Option<i64>,
+    /// The longest history is read for.
+    pub time_limit: std::time::Duration,
+}
+
+impl Default for MineOptions {
+    fn default() -> Self {
+        MineOptions {
+            tasks: DEFAULT_TASKS,
+            commits: DEFAULT_MAX_COMMITS,
+            since: None,
+            time_limit: MAX_MINING_TIME,
+        }
+    }
+}
+
+/// Why the miner stopped reading history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// As many tasks as asked were found.
+    Enough,
+    /// `--commits` commits were read.
+    CommitLimit,
+    /// The next commit is older than `--since`.
+    Since,
+    /// [`MAX_MINING_TIME`] passed.
+    TimeLimit,
+    /// The first commit was read.
+    HistoryStart,
 }
 
 /// One task mined from one commit.
@@ -50,8 +88,11 @@ pub struct Task {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
-    /// A merge commit (a squash-merged pull request is an ordinary commit and is kept).
+    /// A merge commit without a description of its own (`Merge branch 'x'`); a merged pull
+    /// request's title and description make a task, and a squash merge is an ordinary commit.
     Merge,
+    /// A commit of a merged branch whose merge was asked as a task already.
+    InMergedPullRequest,
     /// Fewer than [`MIN_MESSAGE_WORDS`] words once trailers are dropped.
     ShortMessage,
     Revert,
@@ -73,6 +114,7 @@ impl SkipReason {
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::Merge => "merge",
+            SkipReason::InMergedPullRequest => "in_merged_pull_request",
             SkipReason::ShortMessage => "short_message",
             SkipReason::Revert => "revert",
             SkipReason::VersionBump => "version_bump",
@@ -92,6 +134,8 @@ pub struct Mined {
     pub commits_read: usize,
     pub tasks: Vec<Task>,
     pub skipped: BTreeMap<SkipReason, usize>,
+    /// Why reading stopped (None before it started).
+    pub stopped: Option<Stop>,
 }
 
 /// The indexed tree as the miner sees it: which files it holds and their definitions.
@@ -139,12 +183,14 @@ impl<'g> IndexedTree<'g> {
     }
 }
 
-/// Walks the history of the repository holding `root` and mines its tasks.
+/// Reads the history of the repository holding `root` back from HEAD, newest first, and
+/// mines tasks until `options.tasks` are found or a bound of `options` is reached.
 pub fn mine(
     root: &std::path::Path,
     options: &MineOptions,
     indexed: &IndexedTree,
 ) -> Result<Mined, KnowcodeError> {
+    let started = std::time::Instant::now();
     let view = RepoView::open(root)?;
     let repo = &view.repo;
     let head = repo
@@ -159,39 +205,85 @@ pub fn mine(
         head: head.id().to_string(),
         ..Mined::default()
     };
-    for oid in walk.take(options.commits) {
-        let commit = repo
-            .find_commit(oid.map_err(git_error)?)
-            .map_err(git_error)?;
+    // Commits of branches whose merge became a task.
+    let mut merged_branches: HashSet<git2::Oid> = HashSet::new();
+    let mut walk = walk.peekable();
+    mined.stopped = Some(loop {
+        if mined.tasks.len() >= options.tasks {
+            break Stop::Enough;
+        }
+        if mined.commits_read >= options.commits {
+            break Stop::CommitLimit;
+        }
+        if started.elapsed() >= options.time_limit {
+            break Stop::TimeLimit;
+        }
+        let Some(oid) = walk.next() else {
+            break Stop::HistoryStart;
+        };
+        let oid = oid.map_err(git_error)?;
+        let commit = repo.find_commit(oid).map_err(git_error)?;
         if options
             .since
             .is_some_and(|since| commit.time().seconds() < since)
         {
-            break;
+            break Stop::Since;
         }
         mined.commits_read += 1;
-        match task_of(&view, &commit, &head_tree, indexed)? {
-            Ok(task) => mined.tasks.push(task),
+        let outcome = if merged_branches.contains(&oid) {
+            Err(SkipReason::InMergedPullRequest)
+        } else {
+            task_of(&view, &commit, &head_tree, indexed)?
+        };
+        match outcome {
+            Ok(task) => {
+                if commit.parent_count() > 1 {
+                    merged_branches.extend(branch_commits(repo, &commit));
+                }
+                mined.tasks.push(task);
+            }
             Err(reason) => *mined.skipped.entry(reason).or_default() += 1,
         }
-    }
+    });
     Ok(mined)
 }
 
-/// The task one commit gives, or why it gives none.
+/// The commits a merge brought in: reachable from its other parents, not from its first.
+fn branch_commits(repo: &git2::Repository, merge: &git2::Commit) -> Vec<git2::Oid> {
+    let Ok(mut walk) = repo.revwalk() else {
+        return Vec::new();
+    };
+    for parent in merge.parent_ids().skip(1) {
+        let _ = walk.push(parent);
+    }
+    if let Ok(first) = merge.parent_id(0) {
+        let _ = walk.hide(first);
+    }
+    walk.flatten().collect()
+}
+
+/// The task one commit gives, or why it gives none. A merge is asked by its own description
+/// against its first parent: what the merged pull request changed on the main line.
 fn task_of(
     view: &RepoView,
     commit: &git2::Commit,
     head_tree: &git2::Tree,
     indexed: &IndexedTree,
 ) -> Result<Result<Task, SkipReason>, KnowcodeError> {
-    if commit.parent_count() > 1 {
-        return Ok(Err(SkipReason::Merge));
-    }
     let message = commit.message().unwrap_or("");
-    if let Some(reason) = message_skip(message) {
+    let message = if commit.parent_count() > 1 {
+        let description = merge_description(message);
+        if description.trim().is_empty() {
+            return Ok(Err(SkipReason::Merge));
+        }
+        description
+    } else {
+        message.to_string()
+    };
+    if let Some(reason) = message_skip(&message) {
         return Ok(Err(reason));
     }
+    let message = message.as_str();
     let tree = commit.tree().map_err(git_error)?;
     let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
     let diff = view.diff(parent.as_ref(), Some(&tree))?;
@@ -355,6 +447,34 @@ fn bytecount_lines(content: &[u8]) -> i64 {
     newlines + i64::from(content.last().is_some_and(|&b| b != b'\n'))
 }
 
+/// A merge commit's own words: the message without the line a hosting service or git writes
+/// (`Merge pull request #12 from a/b`, `Merge branch 'x' into 'main'`, `Merged in x (pull
+/// request #12)`) and GitLab's `See merge request g/p!12`: the pull request's title and
+/// description, or nothing for a plain merge.
+fn merge_description(message: &str) -> String {
+    static BOILERPLATE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^\s*(merge (pull request|branch(es)?|remote-tracking branch|tag|commit)\b.*|merged in \S+.*|merge \S+ into \S+\s*)$",
+        )
+        .expect("regex")
+    });
+    static SEE_REQUEST: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\s*see merge request \S+\s*$").expect("regex"));
+    let mut lines = message.lines().peekable();
+    if lines
+        .peek()
+        .is_some_and(|first| BOILERPLATE.is_match(first))
+    {
+        lines.next();
+    }
+    lines
+        .filter(|line| !SEE_REQUEST.is_match(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
 /// Why a message alone rules its commit out, if it does.
 fn message_skip(message: &str) -> Option<SkipReason> {
     static REVERT: LazyLock<Regex> =
@@ -447,6 +567,29 @@ mod tests {
         assert_eq!(message_skip("v1.2.0"), Some(SkipReason::VersionBump));
         assert_eq!(message_skip("Fix typo"), Some(SkipReason::ShortMessage));
         assert_eq!(message_skip(&format!("Drop stale entries{long}")), None);
+    }
+
+    #[test]
+    fn a_merge_is_asked_by_its_pull_request_title_and_description() {
+        let github = "Merge pull request #42 from someone/fix-proxy\n\nHonour no_proxy for \
+                      hosts given with a port\n\nThe match compared the host with its port.";
+        assert_eq!(
+            merge_description(github),
+            "Honour no_proxy for hosts given with a port\n\nThe match compared the host with its port."
+        );
+        let gitlab = "Merge branch 'fix-cache' into 'main'\n\nDrop stale cache entries\n\n\
+                      See merge request group/project!12";
+        assert_eq!(merge_description(gitlab), "Drop stale cache entries");
+        assert_eq!(merge_description("Merge branch 'main' into feature"), "");
+        assert_eq!(
+            merge_description("Merge remote-tracking branch 'origin/main'\n"),
+            ""
+        );
+        // A merge written by hand keeps its words.
+        assert_eq!(
+            merge_description("Bring the courier rules in"),
+            "Bring the courier rules in"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use self::mine::{IndexedTree, MineOptions, Task};
+use self::mine::{IndexedTree, MineOptions, SkipReason, Task};
 use self::score::{Scores, dedup_in_order, first_relevant, median};
 use crate::error::KnowcodeError;
 use crate::retrieve::files::{Bm25, count_words, file_words};
@@ -134,6 +134,13 @@ pub struct EvalReport {
     pub retrieval_mode: RetrievalMode,
     pub head: String,
     pub commits_read: usize,
+    /// Tasks asked for (`--tasks`).
+    pub tasks_asked: usize,
+    /// Why history stopped being read.
+    pub stopped: Option<mine::Stop>,
+    /// Set when fewer tasks than asked were found: the counts and what to try.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<String>,
     pub tasks_used: usize,
     pub skipped: BTreeMap<String, usize>,
     pub notes: Vec<String>,
@@ -243,6 +250,9 @@ pub async fn run(
         retrieval_mode: mode,
         head: mined.head.clone(),
         commits_read: mined.commits_read,
+        tasks_asked: options.mine.tasks,
+        stopped: mined.stopped,
+        shortfall: shortfall(&mined, &options.mine),
         tasks_used: results.len(),
         skipped: mined
             .skipped
@@ -434,8 +444,57 @@ impl Baseline {
 }
 
 /// The report as a terminal table.
+/// What a report says first when history gave fewer tasks than asked: the counts, why
+/// reading stopped, the largest skip reasons, and what to try.
+fn shortfall(mined: &mine::Mined, options: &MineOptions) -> Option<String> {
+    if mined.tasks.len() >= options.tasks {
+        return None;
+    }
+    let (why, hint) = match mined.stopped {
+        Some(mine::Stop::CommitLimit) => (
+            format!("the --commits limit ({}) was reached", options.commits),
+            "raise --commits to read further back",
+        ),
+        Some(mine::Stop::Since) => (
+            "the next commit is older than --since".to_string(),
+            "an earlier --since reads further back",
+        ),
+        Some(mine::Stop::TimeLimit) => (
+            format!("reading stopped after {} s", options.time_limit.as_secs()),
+            "a narrower --since or a smaller --commits bound finishes sooner",
+        ),
+        _ => (
+            "the whole history was read".to_string(),
+            "a longer history (or one that describes its changes in commit messages or pull requests) gives more",
+        ),
+    };
+    let mut skipped: Vec<(&SkipReason, &usize)> = mined.skipped.iter().collect();
+    skipped.sort_by(|a, b| b.1.cmp(a.1));
+    let skipped: Vec<String> = skipped
+        .iter()
+        .take(3)
+        .map(|(reason, n)| format!("{} {n}", reason.as_str()))
+        .collect();
+    Some(format!(
+        "found {} of the {} tasks asked in {} commits: {why} (most skipped: {}); {hint}",
+        mined.tasks.len(),
+        options.tasks,
+        mined.commits_read,
+        if skipped.is_empty() {
+            "none".to_string()
+        } else {
+            skipped.join(", ")
+        },
+    ))
+}
+
 pub fn table(report: &EvalReport) -> String {
-    let mut out = format!(
+    let mut out = report
+        .shortfall
+        .as_ref()
+        .map(|s| format!("FEWER TASKS THAN ASKED: {s}\n"))
+        .unwrap_or_default();
+    out += &format!(
         "knowcode eval: {} tasks from {} commits (generation {}, {}; query on the {} plane)\n",
         report.tasks_used,
         report.commits_read,
