@@ -8,23 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::store::Manifest;
+pub use crate::store::manifest::Identity;
 
 /// The indexed files a tree must hold at their paths (a fraction) to count as a checkout.
 const PRESENT_FRACTION: f64 = 0.5;
 /// Indexed paths looked at, at most (evenly spread), to judge the fraction present.
 const SAMPLE: usize = 1000;
-
-/// What identifies the indexed repository, recorded in the manifest.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
-    /// The first commit of the history the index was built from (following first parents
-    /// from `HEAD`); absent outside git.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_commit: Option<String>,
-}
 
 /// The identity of the repository at `root` (empty outside git or in an empty repository).
 pub fn identify(root: &Path) -> Identity {
@@ -33,8 +23,13 @@ pub fn identify(root: &Path) -> Identity {
     }
 }
 
+/// None in a shallow clone (a CI checkout of depth 1): its oldest commit is wherever the clone
+/// was cut, which a developer's older clone may not have yet, so the files decide instead.
 fn first_commit(root: &Path) -> Option<String> {
     let repo = git2::Repository::discover(root).ok()?;
+    if repo.is_shallow() {
+        return None;
+    }
     let mut walk = repo.revwalk().ok()?;
     walk.push_head().ok()?;
     walk.simplify_first_parent().ok()?;
@@ -171,6 +166,51 @@ mod tests {
                 looked_at: 4
             })
         );
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=T",
+                "-c",
+                "user.email=t@e",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "git {args:?}: {status:?}");
+    }
+
+    #[test]
+    fn the_first_commit_is_recorded_except_in_a_shallow_clone() {
+        let full = tree_with(&["a.py"]);
+        git(full.path(), &["init", "-q"]);
+        git(full.path(), &["add", "-A"]);
+        git(full.path(), &["commit", "-qm", "first"]);
+        std::fs::write(full.path().join("b.py"), "y = 2\n").unwrap();
+        git(full.path(), &["add", "-A"]);
+        git(full.path(), &["commit", "-qm", "second"]);
+        let first = identify(full.path()).root_commit.expect("a first commit");
+        assert_eq!(
+            first,
+            git2::Repository::open(full.path())
+                .unwrap()
+                .revparse_single("HEAD~1")
+                .unwrap()
+                .id()
+                .to_string()
+        );
+        let shallow = tempfile::tempdir().unwrap();
+        let source = format!("file://{}", full.path().display());
+        git(
+            shallow.path(),
+            &["clone", "-q", "--depth", "1", &source, "."],
+        );
+        assert_eq!(identify(shallow.path()).root_commit, None);
     }
 
     #[test]

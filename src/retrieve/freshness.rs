@@ -45,7 +45,7 @@ pub struct Freshness {
     pub overlay_files: usize,
     /// Set when the working tree's differences are not overlaid, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub overlay: Option<OverlayNote>,
+    pub overlay: Option<Box<OverlayNote>>,
 }
 
 /// Why answers do not go through the working tree's overlay (`reason`: `not_a_checkout` or
@@ -142,7 +142,7 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
             generation_id: generation.id.clone(),
             kind: manifest.kind.as_str(),
             indexed_at_ms: manifest.created_at_ms,
-            overlay: generation.overlay_note.clone(),
+            overlay: generation.overlay_note.clone().map(Box::new),
             ..Freshness::default()
         };
     }
@@ -198,6 +198,6 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
         added,
         deleted,
         overlay_files: generation.overlay_files,
-        overlay: generation.overlay_note.clone(),
+        overlay: generation.overlay_note.clone().map(Box::new),
     }
 }

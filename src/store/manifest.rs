@@ -134,11 +134,20 @@ pub struct Manifest {
     /// What identifies the indexed repository (absent in manifests written before it, and
     /// outside git): a reader elsewhere overlays only a checkout of it.
     #[serde(default, skip_serializing_if = "is_unknown")]
-    pub repository: crate::index::checkout::Identity,
+    pub repository: Identity,
 }
 
-fn is_unknown(identity: &crate::index::checkout::Identity) -> bool {
-    *identity == Default::default()
+/// What identifies the indexed repository (`index::checkout` records and compares it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The first commit of the history the index was built from (following first parents
+    /// from `HEAD`); absent outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_commit: Option<String>,
+}
+
+fn is_unknown(identity: &Identity) -> bool {
+    *identity == Identity::default()
 }
 
 /// The manifest's file name inside a generation.
