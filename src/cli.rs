@@ -13,7 +13,8 @@ use knowcode::config::Config;
 use knowcode::error::{KnowcodeError, Stage};
 use knowcode::index::{self, IndexOptions, Progress};
 use knowcode::retrieve::payload::json_result;
-use knowcode::retrieve::profile::{Direction, Verbosity};
+use knowcode::retrieve::payload::to_json;
+use knowcode::retrieve::profile::{Direction, Scope, Verbosity};
 use knowcode::retrieve::{QueryRequest, Retriever};
 use knowcode::serve::contract::{self, TaskChoice};
 use knowcode::store::shared::{SharedStore, is_shared_uri};
@@ -63,6 +64,9 @@ pub enum Command {
     Ask(AskArgs),
     /// Measure retrieval and tokens saved on this repository's own git history.
     Eval(EvalArgs),
+    /// Find the project's dependencies on disk (never downloading) and index each
+    /// package@version once per machine.
+    Deps(DepsArgs),
     /// The `knowcode_inspect` actions: stats, freshness, quality, preflight, doctor, history,
     /// telemetry, job_status — the same function and payload as over MCP.
     Inspect(InspectArgs),
@@ -249,6 +253,9 @@ pub struct QueryArgs {
     /// {"id", "payload", "entities": [{"id","file","line_start","line_end"}]}.
     #[arg(long)]
     pub batch: Option<PathBuf>,
+    /// Where to look: the project, its dependencies' indexes (`knowcode deps`), or both.
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -262,6 +269,9 @@ pub struct SearchArgs {
     pub limit: usize,
     #[arg(long, value_enum, default_value_t = Verbosity::Minimal)]
     pub verbosity: Verbosity,
+    /// Where to look: the project, its dependencies' indexes (`knowcode deps`), or both.
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -316,9 +326,50 @@ pub struct IndexArgs {
     /// Also record git history for `knowcode history` (the repository must be a git checkout).
     #[arg(long)]
     pub temporal: bool,
+    /// Do not index the project's dependencies after it (index.dependencies: none does the same).
+    #[arg(long)]
+    pub no_deps: bool,
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DepsArgs {
+    /// The project whose manifests and lockfiles name the dependencies.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Which dependencies (default: aimodels.yaml's index.dependencies, else direct).
+    #[arg(long, value_enum)]
+    pub select: Option<SelectArg>,
+    /// List what is found and missing without indexing anything.
+    #[arg(long)]
+    pub list: bool,
+    /// Index without the embedding model (lexical plane only).
+    #[arg(long)]
+    pub no_embed: bool,
+    /// Print the report as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--select` values (`index.dependencies`).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SelectArg {
+    Direct,
+    All,
+    None,
+}
+
+impl From<SelectArg> for knowcode::config::DependencySelection {
+    fn from(arg: SelectArg) -> Self {
+        use knowcode::config::DependencySelection as S;
+        match arg {
+            SelectArg::Direct => S::Direct,
+            SelectArg::All => S::All,
+            SelectArg::None => S::None,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -386,6 +437,7 @@ impl Progress for BarProgress {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Index(args) => run_index(args, false).await,
+        Command::Deps(args) => run_deps(args).await,
         Command::Build(args) => run_index(args, true).await,
         Command::Mcp(mut args) => {
             if args.store.is_none() {
@@ -499,7 +551,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let result = async {
                 let mut request = QueryRequest::new(args.text.clone().unwrap_or_default());
                 apply_budget(&mut request, &args.budget);
-                retriever.query(&request).await
+                match args.scope {
+                    Scope::Project => retriever.query(&request).await.map(|p| to_json(&p)),
+                    scope => retriever
+                        .query_scoped(&request, scope == Scope::All)
+                        .await
+                        .map(|p| to_json(&p)),
+                }
             }
             .await;
             Ok(print_payload(result, args.store.json))
@@ -523,9 +581,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Search(args) => {
             let retriever = retriever(&args.store)?;
-            let result = retriever
-                .search(&args.name, args.limit, args.verbosity)
-                .await;
+            let result = match args.scope {
+                Scope::Project => retriever
+                    .search(&args.name, args.limit, args.verbosity)
+                    .await
+                    .map(|p| to_json(&p)),
+                scope => retriever
+                    .search_scoped(&args.name, args.limit, args.verbosity, scope == Scope::All)
+                    .await
+                    .map(|p| to_json(&p)),
+            };
             Ok(print_payload(result, args.store.json))
         }
         Command::Trace(args) => {
@@ -928,6 +993,40 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `knowcode deps`: discovery, then (unless `--list`) each dependency's index ensured.
+async fn run_deps(args: DepsArgs) -> anyhow::Result<ExitCode> {
+    use knowcode::index::deps;
+    let config = match Config::load(&args.path) {
+        Ok(config) => config,
+        Err(e) => return Ok(report_error(&e, args.json)),
+    };
+    let selection = args.select.map_or(config.index.dependencies, Into::into);
+    let found = deps::discover(&args.path, selection);
+    let indexed = if args.list {
+        deps::cache::status(&found.found)
+    } else {
+        deps::cache::ensure(&found.found, &config, !args.no_embed).await
+    };
+    let report = deps::Report::new(&found, indexed);
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// After a project's build: its dependencies' indexes (built once per machine), said on stderr.
+async fn index_dependencies(root: &std::path::Path, config: &Config, embed: bool) {
+    use knowcode::index::deps;
+    let found = deps::discover(root, config.index.dependencies);
+    if found.found.is_empty() && found.missing.is_empty() && found.problems.is_empty() {
+        return;
+    }
+    let indexed = deps::cache::ensure(&found.found, config, embed).await;
+    eprintln!("{}", deps::Report::new(&found, indexed).line());
+}
+
 async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
     let root = args.path.clone();
     if !root.is_dir() {
@@ -968,6 +1067,9 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
     };
     match built {
         Ok(summary) => {
+            if !args.no_deps {
+                index_dependencies(&options.root, &options.config, options.embed).await;
+            }
             if args.json {
                 println!("{}", serde_json::to_string(&summary)?);
             } else {

@@ -92,6 +92,21 @@ pub struct IndexConfig {
     /// tree before answering (files it has not overlaid before); past it, answers come from
     /// the index alone at once and a server builds the overlay in the background.
     pub overlay_max_files: usize,
+    /// Which of the project's dependencies are indexed beside it (`direct`, `all`, `none`).
+    pub dependencies: DependencySelection,
+}
+
+/// `index.dependencies`: which dependencies are indexed (from sources already on disk).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DependencySelection {
+    /// The packages the project's own manifests name.
+    #[default]
+    Direct,
+    /// Every package of the lockfile or environment.
+    All,
+    /// None.
+    None,
 }
 
 /// `index.store` as written (a shared store's URI or a folder), and the folder a relative
@@ -132,6 +147,7 @@ impl Default for IndexConfig {
             keep_generations: 2,
             store: None,
             overlay_max_files: DEFAULT_OVERLAY_MAX_FILES,
+            dependencies: DependencySelection::Direct,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 Usage: mcp_contract.py KNOWCODE_BIN REPO_DIR SCENARIO   (exit 0 = every check passed)
 Scenarios: publish, payloads, legacy, vector_plane, legacy_store, job_panic, bad_config,
-shared_root, shared_s3, shared_s3_lease, shared_s3_elsewhere.
+shared_root, shared_s3, shared_s3_lease, shared_s3_elsewhere, dependency_scope.
 """
 
 import asyncio
@@ -387,6 +387,26 @@ async def shared_s3_elsewhere():
             assert fresh.get("overlay_files") == 3 and "overlay" not in fresh, fresh
             found = await ok(s.session, "knowcode_retrieve", action="search", query="branch_helper_12")
             assert "shop/cart.py::branch_helper_12" in [r["id"] for r in found["results"]], found
+
+
+async def dependency_scope():
+    """`scope` over MCP on a project whose dependency (click, from the virtualenv) is indexed:
+    `search` by a qualified name answers from the package with `package` set and a path inside
+    it; the default scope is the project; `query scope=all` answers a question about the
+    project from the project; an unknown scope is `invalid_argument`."""
+    async with Server() as s:
+        found = await ok(s.session, "knowcode_retrieve", action="search",
+                         query="click.Command.invoke", scope="dependencies")
+        first = found["results"][0]
+        assert first["id"] == "click/core.py::Command.invoke", found
+        assert first["package"].startswith("click@"), found
+        own = await ok(s.session, "knowcode_retrieve", action="search", query="checkout")
+        assert own["results"] and all("package" not in r for r in own["results"]), own
+        answer = await ok(s.session, "knowcode_retrieve", action="query",
+                          query="check the cart out and print the total", scope="all")
+        assert "package" not in answer and "checkout" in answer["context_text"], answer
+        await error(s.session, "knowcode_retrieve", "invalid_argument", action="query",
+                    query="checkout", scope="everything")
 
 
 asyncio.run(globals()[SCENARIO]())

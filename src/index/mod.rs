@@ -5,6 +5,7 @@
 //! lexical one); phase two adds vectors, reusing those of unchanged chunks.
 
 pub mod checkout;
+pub mod deps;
 pub(crate) mod history;
 pub mod overlay;
 pub mod quality;

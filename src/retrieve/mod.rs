@@ -14,6 +14,7 @@ pub mod profile;
 pub(crate) mod question;
 pub(crate) mod rank;
 pub(crate) mod resolve;
+pub mod scope;
 pub(crate) mod sufficiency;
 pub mod tokens;
 
@@ -24,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use self::context::Bundle;
+use self::freshness::Freshness;
 use self::generation::{GenerationCache, LoadedGeneration};
 use self::payload::{
     BundleRow, Diagnostics, Disambiguation, EntityRow, EvidenceRow, FileRow, GraphNode,
@@ -31,8 +33,8 @@ use self::payload::{
     TracePayload,
 };
 use self::plan::QueryPlan;
-pub use self::profile::Direction;
 use self::profile::{Action, ResponseProfile, TaskType, Verbosity};
+pub use self::profile::{Direction, Scope};
 pub use self::rank::{Evidence, RetrievalMode};
 use self::rank::{Hit, Ranking};
 use self::resolve::Resolved;
@@ -123,6 +125,9 @@ pub struct SemanticHit {
     pub text: Option<String>,
 }
 
+/// A question and its vector.
+type QuestionVector = (String, Vec<f32>);
+
 /// The read side over one store.
 pub struct Retriever {
     cache: GenerationCache,
@@ -131,8 +136,11 @@ pub struct Retriever {
     /// Rank on the lexical plane even when the generation has vectors (`eval --no-embed`).
     lexical_only: bool,
     /// The last question embedded and its vector: `query` then `semantic_search` on the same
-    /// text (an agent's follow-up, or `eval` asking both) embeds it once.
-    last_vector: Mutex<Option<(String, Vec<f32>)>>,
+    /// text (an agent's follow-up, or `eval` asking both) embeds it once — shared with the
+    /// retrievers of the project's dependencies, so a scoped question is embedded once too.
+    last_vector: Arc<Mutex<Option<QuestionVector>>>,
+    /// The project's dependency indexes (`scope`), found on first use.
+    dependencies: scope::DependencySlot,
 }
 
 impl Retriever {
@@ -152,7 +160,21 @@ impl Retriever {
             config,
             embedder: Arc::new(Mutex::new(None)),
             lexical_only: false,
-            last_vector: Mutex::new(None),
+            last_vector: Arc::new(Mutex::new(None)),
+            dependencies: Default::default(),
+        }
+    }
+
+    /// A retriever over another store (a dependency's) that shares this one's model, question
+    /// vector and plane.
+    pub(crate) fn sibling(&self, store_dir: PathBuf) -> Retriever {
+        Retriever {
+            cache: GenerationCache::new(store_dir),
+            config: self.config.clone(),
+            embedder: Arc::clone(&self.embedder),
+            lexical_only: self.lexical_only,
+            last_vector: Arc::clone(&self.last_vector),
+            dependencies: Default::default(),
         }
     }
 
@@ -451,6 +473,23 @@ impl Retriever {
         limit: usize,
         verbosity: Verbosity,
     ) -> Result<SearchPayload, KnowcodeError> {
+        let found = self.search_ranked(pattern, limit, verbosity).await?;
+        Ok(SearchPayload {
+            results: found.rows.into_iter().map(|(_, row)| row).collect(),
+            total: found.total,
+            freshness: found.freshness,
+            match_kind: found.match_kind,
+        })
+    }
+
+    /// `search`'s rows with how well each matched (0: exact id or name … 4: ranked), so rows
+    /// of several indexes can be merged (`scope`).
+    pub async fn search_ranked(
+        &self,
+        pattern: &str,
+        limit: usize,
+        verbosity: Verbosity,
+    ) -> Result<SearchFound, KnowcodeError> {
         if pattern.trim().is_empty() {
             return Err(KnowcodeError::invalid_argument(
                 "query",
@@ -494,23 +533,13 @@ impl Retriever {
         });
         let total = matches.len();
         let profile = ResponseProfile::new(Action::Search, TaskType::Locate, verbosity);
-        let results = matches
+        let rows = matches
             .into_iter()
             .take(limit)
-            .map(|(_, e)| {
-                let mut row = entity_row(e);
-                if profile.standard_fields() {
-                    row.signature = Some(e.signature.clone());
-                    row.doc = e
-                        .doc
-                        .as_ref()
-                        .map(|doc| doc.lines().next().unwrap_or("").to_string());
-                }
-                row
-            })
+            .map(|(rank, e)| (rank, search_row(e, profile.standard_fields())))
             .collect();
-        Ok(SearchPayload {
-            results,
+        Ok(SearchFound {
+            rows,
             total,
             freshness: freshness::check(&generation),
             match_kind: profile.standard_fields().then_some(mode),
@@ -759,6 +788,27 @@ fn disambiguation(
 }
 
 /// An entity's id, kind and line range (the summary row of `search` and disambiguation).
+/// A `search` row: id, kind and lines, with signature and doc line when `standard`.
+pub(crate) fn search_row(entity: &crate::parse::Entity, standard: bool) -> EntityRow {
+    let mut row = entity_row(entity);
+    if standard {
+        row.signature = Some(entity.signature.clone());
+        row.doc = entity
+            .doc
+            .as_ref()
+            .map(|doc| doc.lines().next().unwrap_or("").to_string());
+    }
+    row
+}
+
+/// `search`'s rows with their match rank, before they become a payload.
+pub struct SearchFound {
+    pub rows: Vec<(u8, EntityRow)>,
+    pub total: usize,
+    pub freshness: Freshness,
+    pub match_kind: Option<&'static str>,
+}
+
 fn entity_row(entity: &crate::parse::Entity) -> EntityRow {
     EntityRow {
         id: entity.id.clone(),

@@ -51,6 +51,26 @@ pub struct QueryPayload {
     pub diagnostics: Option<Diagnostics>,
 }
 
+impl QueryPayload {
+    /// An answer with nothing in it, and why.
+    pub fn nothing(freshness: Freshness, why: String) -> QueryPayload {
+        QueryPayload {
+            context_text: String::new(),
+            sufficiency_score: 0.0,
+            total_tokens: 0,
+            freshness,
+            source_included: false,
+            reduction_summary: Some("no matching entity".into()),
+            also: Vec::new(),
+            errors: vec![why],
+            standard: None,
+            evidence: None,
+            files: None,
+            diagnostics: None,
+        }
+    }
+}
+
 /// The fields standard verbosity adds to a `query`/`context` answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct StandardFields {

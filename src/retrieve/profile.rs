@@ -60,6 +60,16 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// What `query` and `search` look in: the project (the default), the indexes of its
+    /// dependencies (`index::deps`), or both.
+    Scope {
+        Project => "project",
+        Dependencies => "dependencies",
+        All => "all",
+    }
+}
+
+vocabulary! {
     /// Which way `trace` walks call edges.
     Direction {
         /// Who calls the entity.

@@ -17,7 +17,7 @@ use clap::builder::PossibleValue;
 use serde_json::{Map, Value};
 
 use crate::error::KnowcodeError;
-use crate::retrieve::profile::{Direction, TaskType, Verbosity};
+use crate::retrieve::profile::{Direction, Scope, TaskType, Verbosity};
 use crate::retrieve::{
     DEFAULT_LIMIT_ENTITIES, DEFAULT_MAX_TOKENS, MAX_LIMIT_ENTITIES, MAX_TOKENS_CEILING,
     MAX_TRACE_DEPTH,
@@ -121,6 +121,10 @@ fn verbosity_names() -> Vec<&'static str> {
     Verbosity::ALL.iter().map(|v| v.as_str()).collect()
 }
 
+fn scope_names() -> Vec<&'static str> {
+    Scope::ALL.iter().map(|s| s.as_str()).collect()
+}
+
 fn direction_names() -> Vec<&'static str> {
     Direction::ALL.iter().map(|d| d.as_str()).collect()
 }
@@ -146,6 +150,11 @@ const LIMIT_ENTITIES: Param = param("limit_entities", Kind::Integer);
 const EXPAND_DEPS: Param = param("expand_deps", Kind::Flag);
 const VERBOSITY: Param = param("verbosity", Kind::Choice(verbosity_names));
 const DIRECTION: Param = param("direction", Kind::Choice(direction_names));
+const SCOPE: Param = Param {
+    about: Some("dependencies: the locked packages' sources"),
+    ..param("scope", Kind::Choice(scope_names))
+};
+const SCOPE_PROJECT: Use = arg(&SCOPE, Rule::Choice(Scope::Project.as_str()));
 const DEPTH: Param = param("depth", Kind::Integer);
 const LIMIT: Param = param("limit", Kind::Integer);
 const NO_EMBED: Param = param("no_embed", Kind::Flag);
@@ -197,6 +206,7 @@ pub static ACTIONS: &[ActionSpec] = &[
             ),
             arg(&EXPAND_DEPS, Rule::Flag(false)),
             VERBOSITY_MINIMAL,
+            SCOPE_PROJECT,
         ],
     },
     ActionSpec {
@@ -208,6 +218,7 @@ pub static ACTIONS: &[ActionSpec] = &[
             arg(&TARGET, Rule::Optional),
             arg(&LIMIT, integer(10, 1, 100)),
             VERBOSITY_MINIMAL,
+            SCOPE_PROJECT,
         ],
     },
     ActionSpec {
@@ -497,6 +508,12 @@ impl Call<'_> {
         Verbosity::parse(&name).ok_or_else(|| KnowcodeError::invalid_argument("verbosity", name))
     }
 
+    /// `scope`.
+    pub fn scope(&self) -> Result<Scope, KnowcodeError> {
+        let name = self.choice(&SCOPE)?;
+        Scope::parse(&name).ok_or_else(|| KnowcodeError::invalid_argument("scope", name))
+    }
+
     /// `direction`.
     pub fn direction(&self) -> Result<Direction, KnowcodeError> {
         let name = self.choice(&DIRECTION)?;
@@ -519,7 +536,7 @@ macro_rules! value_enum {
     )+};
 }
 
-value_enum!(Verbosity, Direction);
+value_enum!(Verbosity, Direction, Scope);
 
 /// A task type as the surfaces take it: a [`TaskType`] or `auto` (`None`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::index::{self, IndexOptions};
 use crate::retrieve::payload::json_result;
-use crate::retrieve::{QueryRequest, Retriever};
+use crate::retrieve::{QueryRequest, Retriever, Scope};
 use crate::store::Store;
 use crate::store::legacy::Readiness;
 use crate::store::shared::SharedStore;
@@ -275,18 +275,31 @@ impl Service {
                     expand_deps: call.flag("expand_deps")?,
                     verbosity: call.verbosity()?,
                 };
-                json_result(self.retriever.query(&request).await)
+                match call.scope()? {
+                    Scope::Project => json_result(self.retriever.query(&request).await),
+                    scope => json_result(
+                        self.retriever
+                            .query_scoped(&request, scope == Scope::All)
+                            .await,
+                    ),
+                }
             }
             "search" => {
                 let pattern = match call.text("query")? {
                     Some(q) if !q.trim().is_empty() => q,
                     _ => call.required_text("target")?,
                 };
-                json_result(
-                    self.retriever
-                        .search(&pattern, call.integer("limit")?, call.verbosity()?)
-                        .await,
-                )
+                let (limit, verbosity) = (call.integer("limit")?, call.verbosity()?);
+                match call.scope()? {
+                    Scope::Project => {
+                        json_result(self.retriever.search(&pattern, limit, verbosity).await)
+                    }
+                    scope => json_result(
+                        self.retriever
+                            .search_scoped(&pattern, limit, verbosity, scope == Scope::All)
+                            .await,
+                    ),
+                }
             }
             "context" => {
                 let answer = self
@@ -446,7 +459,13 @@ impl Service {
             *edges.entry(e.kind.as_str()).or_default() += 1;
         }
         let counts = &generation.manifest.counts;
-        Ok(json!({
+        let discovery =
+            crate::index::deps::discover(&generation.root, self.config.index.dependencies);
+        let dependencies = (discovery != Default::default()).then(|| {
+            let indexed = crate::index::deps::cache::status(&discovery.found);
+            crate::index::deps::Report::new(&discovery, indexed)
+        });
+        let mut stats = json!({
             "generation_id": generation.id,
             "kind": generation.manifest.kind.as_str(),
             "files": counts.files,
@@ -460,7 +479,11 @@ impl Service {
             "signature_views": counts.views_embedded + counts.views_reused,
             "disk_bytes": Store::at(&self.store_dir).disk_bytes(),
             "sufficiency_threshold": self.config.config.sufficiency_threshold,
-        }))
+        });
+        if let Some(report) = dependencies {
+            stats["dependencies"] = serde_json::to_value(report).unwrap_or_default();
+        }
+        Ok(stats)
     }
 }
 

@@ -1,0 +1,457 @@
+//! Retrieval beyond the project (`scope`): the indexes of its dependencies, found by
+//! `index::deps` from the working tree's manifests and built once per machine by
+//! `index::deps::cache`, each read by a [`Retriever`] of its own that shares the project's
+//! model and question vector. `search` looks a dependency's definition up by its qualified
+//! name (`tokio::spawn`, `requests.Session.send`, `express.Router`) or, when no package is
+//! named, by the project's search rules in every package; `query` asks the packages a question
+//! names (or those whose definitions its words name) and keeps the best answer; `all` answers
+//! from the project unless the question names a dependency that answers it better. Rows carry
+//! `package` (`name@version`) and paths relative to the package, never a machine path. This
+//! module never builds an index and never ranks inside a generation.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::payload::{EntityRow, QueryPayload};
+use super::profile::Verbosity;
+use super::{QueryRequest, Retriever};
+use crate::error::KnowcodeError;
+use crate::index::deps::{self, Dependency, Ecosystem};
+use crate::parse::Entity;
+
+/// How long a found set of dependency indexes is trusted before the manifests are read again
+/// (a `knowcode deps` run meanwhile is picked up).
+const REDISCOVER_AFTER: Duration = Duration::from_secs(30);
+/// Packages a `query` without a named package is asked in, at most.
+const QUERIED_PACKAGES: usize = 3;
+
+/// The lazily found dependency indexes of a retriever.
+pub type DependencySlot = Mutex<Option<(Instant, Arc<DependencyIndexes>)>>;
+
+/// One indexed dependency.
+pub struct DependencyIndex {
+    /// `name@version`.
+    pub package: String,
+    /// How code and questions name the package (`serde_json`, `requests`, `cobra`).
+    names: Vec<String>,
+    pub retriever: Retriever,
+}
+
+/// The project's dependencies that have an index on this machine.
+#[derive(Default)]
+pub struct DependencyIndexes {
+    pub packages: Vec<DependencyIndex>,
+}
+
+impl DependencyIndexes {
+    /// The packages named at the start of `pattern` (`tokio::spawn`, `requests.get`), with
+    /// the rest of the pattern split into its segments.
+    fn named_in_pattern<'a>(
+        &'a self,
+        pattern: &'a str,
+    ) -> Vec<(&'a DependencyIndex, Vec<&'a str>)> {
+        let mut out = Vec::new();
+        for package in &self.packages {
+            for name in &package.names {
+                let Some(rest) = pattern.strip_prefix(name.as_str()) else {
+                    continue;
+                };
+                let rest = ["::", ".", "/"]
+                    .iter()
+                    .find_map(|sep| rest.strip_prefix(sep));
+                if let Some(rest) = rest.filter(|r| !r.is_empty()) {
+                    out.push((package, segments(rest)));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The packages a question names as a word.
+    fn named_in_question(&self, question: &str) -> Vec<&DependencyIndex> {
+        let words: std::collections::HashSet<&str> = question
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        self.packages
+            .iter()
+            .filter(|p| {
+                p.names
+                    .iter()
+                    .any(|n| n.len() > 2 && words.contains(n.as_str()))
+            })
+            .collect()
+    }
+}
+
+/// A pattern's segments: `sync::mpsc::channel`, `Session.send`, `lib/router`.
+fn segments(pattern: &str) -> Vec<&str> {
+    pattern
+        .split("::")
+        .flat_map(|part| part.split(['.', '/']))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// How code and questions name a dependency.
+fn import_names(dependency: &Dependency) -> Vec<String> {
+    let mut names = vec![dependency.name.clone()];
+    match dependency.ecosystem {
+        Ecosystem::Cargo => names.push(dependency.name.replace('-', "_")),
+        Ecosystem::Python => {
+            names.extend(
+                dependency
+                    .only
+                    .iter()
+                    .map(|t| t.trim_end_matches(".py").to_string()),
+            );
+            names.push(dependency.name.to_lowercase().replace('-', "_"));
+        }
+        Ecosystem::Npm => {
+            if let Some((_, last)) = dependency.name.rsplit_once('/') {
+                names.push(last.to_string());
+            }
+        }
+        Ecosystem::Go => {
+            let parts: Vec<&str> = dependency.name.split('/').collect();
+            let last = match parts.as_slice() {
+                [.., name, major]
+                    if major.starts_with('v') && major[1..].parse::<u32>().is_ok() =>
+                {
+                    name
+                }
+                [.., name] => name,
+                [] => "",
+            };
+            names.push(last.to_string());
+        }
+    }
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    names.dedup();
+    names
+}
+
+/// A `search` row of a dependency (or of the project, without `package`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageRow {
+    #[serde(flatten)]
+    pub row: EntityRow,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+/// `search` over dependencies (`scope=dependencies|all`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopedSearchPayload {
+    pub results: Vec<PackageRow>,
+    pub total: usize,
+    /// The project's freshness.
+    pub freshness: super::freshness::Freshness,
+    /// Dependency indexes looked in.
+    pub packages_searched: usize,
+    /// Why nothing could be looked in, when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// `query` answered from a dependency.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageAnswer {
+    #[serde(flatten)]
+    pub payload: QueryPayload,
+    /// `name@version` of the package the answer comes from (absent: the project).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+const NO_DEPENDENCIES: &str = "no dependency index on this machine: run `knowcode deps` in the project (sources must be on disk: cargo fetch, pip install, npm ci, go mod download)";
+
+impl Retriever {
+    /// The dependency indexes of the project this retriever answers about.
+    pub async fn dependency_indexes(&self) -> Result<Arc<DependencyIndexes>, KnowcodeError> {
+        if let Some((at, found)) = self.dependencies.lock().expect("deps lock").as_ref()
+            && at.elapsed() < REDISCOVER_AFTER
+        {
+            return Ok(Arc::clone(found));
+        }
+        let root = self.generation().await?.root.clone();
+        let found = Arc::new(self.find_dependency_indexes(&root));
+        *self.dependencies.lock().expect("deps lock") = Some((Instant::now(), Arc::clone(&found)));
+        Ok(found)
+    }
+
+    fn find_dependency_indexes(&self, root: &Path) -> DependencyIndexes {
+        let selection = self.config.index.dependencies;
+        let discovery = deps::discover(root, selection);
+        let packages = discovery
+            .found
+            .into_iter()
+            .filter_map(|dependency| {
+                let dir = deps::cache::store_dir(
+                    dependency.ecosystem,
+                    &dependency.name,
+                    &dependency.version,
+                );
+                deps::cache::describe(&dir)?;
+                Some(DependencyIndex {
+                    package: dependency.label(),
+                    names: import_names(&dependency),
+                    retriever: self.sibling(dir),
+                })
+            })
+            .collect();
+        DependencyIndexes { packages }
+    }
+
+    /// `search` with a scope other than `project`.
+    pub async fn search_scoped(
+        &self,
+        pattern: &str,
+        limit: usize,
+        verbosity: Verbosity,
+        with_project: bool,
+    ) -> Result<ScopedSearchPayload, KnowcodeError> {
+        let indexes = self.dependency_indexes().await?;
+        let project = self.search_ranked(pattern, limit, verbosity).await?;
+        let mut rows: Vec<(u8, usize, PackageRow)> = Vec::new();
+        let mut total = 0;
+        if with_project {
+            total += project.total;
+            rows.extend(
+                project
+                    .rows
+                    .into_iter()
+                    .map(|(rank, row)| (rank, 0, PackageRow { row, package: None })),
+            );
+        }
+        let named = indexes.named_in_pattern(pattern);
+        let standard = verbosity != Verbosity::Minimal;
+        for (package, rest) in &named {
+            let generation = package.retriever.generation().await?;
+            let found = qualified_lookup(&generation.entities, rest);
+            total += found.len();
+            rows.extend(found.into_iter().take(limit).map(|e| {
+                let row = super::search_row(e, standard);
+                (
+                    0,
+                    0,
+                    PackageRow {
+                        row,
+                        package: Some(package.package.clone()),
+                    },
+                )
+            }));
+        }
+        if named.is_empty() {
+            for (order, package) in indexes.packages.iter().enumerate() {
+                let found = package
+                    .retriever
+                    .search_ranked(pattern, limit, verbosity)
+                    .await?;
+                total += found.total;
+                rows.extend(found.rows.into_iter().map(|(rank, row)| {
+                    let package = Some(package.package.clone());
+                    (rank, order + 1, PackageRow { row, package })
+                }));
+            }
+        }
+        rows.sort_by_key(|(rank, order, _)| (*rank, *order));
+        Ok(ScopedSearchPayload {
+            results: rows
+                .into_iter()
+                .take(limit)
+                .map(|(_, _, row)| row)
+                .collect(),
+            total,
+            freshness: project.freshness,
+            packages_searched: if named.is_empty() {
+                indexes.packages.len()
+            } else {
+                named.len()
+            },
+            hint: indexes
+                .packages
+                .is_empty()
+                .then(|| NO_DEPENDENCIES.to_string()),
+        })
+    }
+
+    /// `query` with a scope other than `project`: the packages the question names (else those
+    /// whose definitions its words name), the best answer kept; with `with_project`, the
+    /// project's answer unless a named package answers better.
+    pub async fn query_scoped(
+        &self,
+        request: &QueryRequest,
+        with_project: bool,
+    ) -> Result<PackageAnswer, KnowcodeError> {
+        let indexes = self.dependency_indexes().await?;
+        let named = indexes.named_in_question(&request.query);
+        let project = if with_project {
+            Some(self.query(request).await?)
+        } else {
+            None
+        };
+        let candidates: Vec<&DependencyIndex> = match (&project, named.is_empty()) {
+            (Some(_), true) => Vec::new(),
+            (_, false) => named,
+            (None, true) => self.packages_by_words(&indexes, &request.query).await?,
+        };
+        let mut best: Option<PackageAnswer> = None;
+        for package in candidates {
+            let payload = package.retriever.query(request).await?;
+            if best
+                .as_ref()
+                .is_none_or(|b| payload.sufficiency_score > b.payload.sufficiency_score)
+            {
+                best = Some(PackageAnswer {
+                    payload,
+                    package: Some(package.package.clone()),
+                });
+            }
+        }
+        let answer = match (project, best) {
+            (Some(project), Some(dep))
+                if dep.payload.sufficiency_score <= project.sufficiency_score =>
+            {
+                PackageAnswer {
+                    payload: project,
+                    package: None,
+                }
+            }
+            (_, Some(dep)) => dep,
+            (Some(project), None) => PackageAnswer {
+                payload: project,
+                package: None,
+            },
+            (None, None) => {
+                let why = if indexes.packages.is_empty() {
+                    NO_DEPENDENCIES.to_string()
+                } else {
+                    "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
+                };
+                let freshness = super::freshness::check(&*self.generation().await?);
+                PackageAnswer {
+                    payload: QueryPayload::nothing(freshness, why),
+                    package: None,
+                }
+            }
+        };
+        Ok(answer)
+    }
+
+    /// Up to [`QUERIED_PACKAGES`] packages with the most definitions named by the question's
+    /// words.
+    async fn packages_by_words<'a>(
+        &self,
+        indexes: &'a DependencyIndexes,
+        question: &str,
+    ) -> Result<Vec<&'a DependencyIndex>, KnowcodeError> {
+        let words: Vec<&str> = question
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() > 2)
+            .collect();
+        let mut scored = Vec::new();
+        for package in &indexes.packages {
+            let generation = package.retriever.generation().await?;
+            let hits = words
+                .iter()
+                .filter(|w| generation.entities_named(w).next().is_some())
+                .count();
+            if hits > 0 {
+                scored.push((hits, package));
+            }
+        }
+        scored.sort_by_key(|(hits, _)| std::cmp::Reverse(*hits));
+        Ok(scored
+            .into_iter()
+            .take(QUERIED_PACKAGES)
+            .map(|(_, p)| p)
+            .collect())
+    }
+}
+
+/// Definitions of a package named by the segments after its name: the longest tail of the
+/// segments that is a definition's qualified name (`Session.send`) or name (`spawn`),
+/// public ones first, then those whose file or folder the earlier segments name
+/// (`sync::mpsc::channel` → `sync/mpsc`), free functions before methods, then those whose
+/// file is named after them, shallower files first.
+fn qualified_lookup<'g>(entities: &'g [Entity], segments: &[&str]) -> Vec<&'g Entity> {
+    for take in (1..=segments.len().min(3)).rev() {
+        let tail = segments[segments.len() - take..].join(".");
+        let hints: Vec<&str> = segments[..segments.len() - take].to_vec();
+        let dotted = format!(".{tail}");
+        let mut found: Vec<&Entity> = entities
+            .iter()
+            .filter(|e| !e.kind.is_file_level() && !e.kind.is_prose())
+            .filter(|e| {
+                e.qualified_name == tail
+                    || e.qualified_name.ends_with(&dotted)
+                    || (take == 1 && e.name == tail)
+            })
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        found.sort_by_key(|e| {
+            let public = is_public(e);
+            let hinted = hints.iter().filter(|h| e.path.contains(*h)).count();
+            let stem_named =
+                Path::new(&e.path).file_stem().and_then(|s| s.to_str()) == Some(e.name.as_str());
+            let method = e.qualified_name.contains('.');
+            (
+                crate::walk::is_test_path(&e.path),
+                !public,
+                std::cmp::Reverse(hinted),
+                method,
+                !stem_named,
+                e.path.matches('/').count(),
+                e.id.clone(),
+            )
+        });
+        return found;
+    }
+    Vec::new()
+}
+
+/// Whether a definition is part of its package's public surface, as its signature says.
+fn is_public(entity: &Entity) -> bool {
+    let signature = entity.signature.trim_start();
+    if entity.name.starts_with('_') {
+        return false;
+    }
+    if signature.starts_with("pub(") {
+        return false;
+    }
+    let private_rust = entity.path.ends_with(".rs") && !signature.starts_with("pub ");
+    let private_go =
+        entity.path.ends_with(".go") && entity.name.chars().next().is_some_and(char::is_lowercase);
+    !(private_rust || private_go)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_patterns_split_into_segments() {
+        assert_eq!(segments("sync::mpsc::channel"), ["sync", "mpsc", "channel"]);
+        assert_eq!(segments("Session.send"), ["Session", "send"]);
+    }
+
+    #[test]
+    fn go_modules_are_named_by_their_last_segment_without_the_major_version() {
+        let dependency = |name: &str| Dependency {
+            ecosystem: Ecosystem::Go,
+            name: name.into(),
+            version: "v2.0.0".into(),
+            root: Default::default(),
+            only: Vec::new(),
+        };
+        assert!(import_names(&dependency("github.com/spf13/cobra")).contains(&"cobra".to_string()));
+        assert!(import_names(&dependency("github.com/go-chi/chi/v5")).contains(&"chi".to_string()));
+    }
+}

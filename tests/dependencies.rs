@@ -1,0 +1,492 @@
+//! The project's dependencies through the real binary, with real packages: the Cargo registry
+//! sources this build fetched, the Python packages `scripts/test` installed into its virtualenv
+//! from PyPI, an npm package when `npm` is present, and the Go module cache when `go` is
+//! (otherwise said and skipped). Discovery, versions, what is missing and how to fetch it, a
+//! second project reusing a package's index, `search` by a dependency's qualified name, `scope`
+//! answers without machine paths, and bad input reported per dependency while the project
+//! still indexes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A knowcode cache of the test's own, with the model and runtime the setup installed.
+struct Cache {
+    dir: tempfile::TempDir,
+    model: PathBuf,
+    runtime: PathBuf,
+}
+
+impl Cache {
+    fn new() -> Cache {
+        Cache {
+            dir: tempfile::tempdir().unwrap(),
+            model: knowcode::config::Config::default().model_dir(),
+            runtime: knowcode::config::onnxruntime_library(),
+        }
+    }
+
+    fn run(&self, args: &[&str], extra: &[(&str, &str)]) -> std::process::Output {
+        let mut envs = vec![
+            ("KNOWCODE_CACHE", self.dir.path().to_str().unwrap()),
+            ("KNOWCODE_MODEL_DIR", self.model.to_str().unwrap()),
+            ("ORT_DYLIB_PATH", self.runtime.to_str().unwrap()),
+        ];
+        envs.extend_from_slice(extra);
+        common::knowcode(args, &envs)
+    }
+
+    fn json(&self, args: &[&str], extra: &[(&str, &str)]) -> Value {
+        let out = self.run(args, extra);
+        assert!(
+            out.status.success(),
+            "knowcode {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one JSON object")
+    }
+
+    /// Whether any payload text holds a path of this machine.
+    fn assert_no_machine_path(&self, payload: &Value, project: &Path) {
+        let text = payload.to_string();
+        for machine in [
+            self.dir.path().to_str().unwrap(),
+            project.to_str().unwrap(),
+            std::env::var("HOME").unwrap_or_default().as_str(),
+            ".cargo/registry",
+            "site-packages",
+        ] {
+            assert!(
+                machine.is_empty() || !text.contains(machine),
+                "{machine} in {payload}"
+            );
+        }
+    }
+}
+
+/// The version this crate's own Cargo.lock resolved for `name`.
+fn locked_version(name: &str) -> String {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let marker = format!("name = \"{name}\"\nversion = \"");
+    let start = lock.find(&marker).expect("locked") + marker.len();
+    lock[start..].split('"').next().unwrap().to_string()
+}
+
+/// A Rust project depending on `itoa` (as this build locked it, so its sources are in the
+/// registry) and on a crate nobody fetched.
+fn rust_project(itoa: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\nnever-fetched-crate = \"9\"\n",
+    );
+    let registry = "registry+https://github.com/rust-lang/crates.io-index";
+    write(
+        "Cargo.lock",
+        &format!(
+            "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"itoa\", \"never-fetched-crate\"]\n\n[[package]]\nname = \"itoa\"\nversion = \"{itoa}\"\nsource = \"{registry}\"\n\n[[package]]\nname = \"never-fetched-crate\"\nversion = \"9.9.9\"\nsource = \"{registry}\"\n"
+        ),
+    );
+    write(
+        "src/main.rs",
+        "/// Prints an invoice number with itoa.\nfn print_invoice_number(n: u64) {\n    let mut buffer = itoa::Buffer::new();\n    println!(\"{}\", buffer.format(n));\n}\n\nfn main() {\n    print_invoice_number(7);\n}\n",
+    );
+    dir
+}
+
+fn path(dir: &Path) -> &str {
+    dir.to_str().unwrap()
+}
+
+#[test]
+fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
+    common::require_model();
+    let cache = Cache::new();
+    let itoa = locked_version("itoa");
+    let project = rust_project(&itoa);
+    let root = path(project.path());
+
+    // Discovery: versions from Cargo.lock, sources from the registry, the rest missing.
+    let listed = cache.json(&["deps", root, "--list", "--json"], &[]);
+    let indexed = listed["indexed"].as_array().unwrap();
+    assert_eq!(indexed.len(), 1, "{listed}");
+    assert_eq!(indexed[0]["name"], "itoa");
+    assert_eq!(indexed[0]["version"], itoa.as_str());
+    assert_eq!(indexed[0]["outcome"], "not_indexed");
+    let missing = &listed["missing"][0];
+    assert_eq!(missing["name"], "never-fetched-crate", "{listed}");
+    assert_eq!(missing["version"], "9.9.9");
+    assert_eq!(missing["fetch"], "cargo fetch");
+
+    // `index` builds the project, then its dependencies (with the model).
+    let out = cache.run(&["index", root, "--json"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("dependencies: 1 indexed (1 built now") && said.contains("cargo fetch"),
+        "{said}"
+    );
+    let stats = cache.json(&["inspect", "stats", "--store", root, "--json"], &[]);
+    let dependency = &stats["dependencies"]["indexed"][0];
+    assert_eq!(dependency["kind"], "full", "{stats}");
+    assert!(dependency["entities"].as_u64().unwrap() > 5, "{stats}");
+    assert!(dependency["bytes"].as_u64().unwrap() > 1000, "{stats}");
+
+    // A second project locking the same version reuses the index: nothing is embedded.
+    let second = rust_project(&itoa);
+    let again = cache.json(&["deps", path(second.path()), "--json"], &[]);
+    assert_eq!(again["indexed"][0]["outcome"], "reused", "{again}");
+
+    // `search` by the qualified name a caller writes, scoped to dependencies.
+    let found = cache.json(
+        &[
+            "search",
+            "itoa::Buffer::format",
+            "--store",
+            root,
+            "--scope",
+            "dependencies",
+            "--json",
+        ],
+        &[],
+    );
+    let first = &found["results"][0];
+    assert_eq!(first["package"], format!("itoa@{itoa}"), "{found}");
+    assert_eq!(first["id"], "src/lib.rs::Buffer.format", "{found}");
+    cache.assert_no_machine_path(&found, project.path());
+    // The project's own search is unchanged (no package rows).
+    let own = cache.json(
+        &["search", "print_invoice_number", "--store", root, "--json"],
+        &[],
+    );
+    assert!(own["results"][0].get("package").is_none(), "{own}");
+
+    // `query` over both: a question about the project answers from the project; one naming the
+    // dependency answers from it.
+    let project_answer = cache.json(
+        &[
+            "query",
+            "print an invoice number",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(project_answer.get("package").is_none(), "{project_answer}");
+    assert!(
+        project_answer["context_text"]
+            .as_str()
+            .unwrap()
+            .contains("print_invoice_number"),
+        "{project_answer}"
+    );
+    let dependency_answer = cache.json(
+        &[
+            "query",
+            "how does itoa format an integer into its Buffer",
+            "--store",
+            root,
+            "--scope",
+            "dependencies",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(
+        dependency_answer["package"],
+        format!("itoa@{itoa}"),
+        "{dependency_answer}"
+    );
+    cache.assert_no_machine_path(&dependency_answer, project.path());
+}
+
+/// The virtualenv `scripts/test` made (with packages from PyPI), when there is one.
+fn test_virtualenv() -> Option<PathBuf> {
+    let python = PathBuf::from(common::python());
+    let venv = python.parent()?.parent()?.to_path_buf();
+    venv.join("pyvenv.cfg").is_file().then_some(venv)
+}
+
+/// The version a virtualenv has installed of `name`, from its dist-info.
+fn installed_version(venv: &Path, name: &str) -> String {
+    let lib = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let prefix = format!("{name}-");
+    let dist = std::fs::read_dir(lib.join("site-packages"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with(&prefix) && n.ends_with(".dist-info"))
+        .expect("installed");
+    dist[prefix.len()..dist.len() - ".dist-info".len()].to_string()
+}
+
+#[test]
+fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
+    let Some(venv) = test_virtualenv() else {
+        panic!(
+            "no virtualenv: run the tests with scripts/test, which installs the MCP SDK into one"
+        );
+    };
+    let cache = Cache::new();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("pyproject.toml"),
+        "[project]\nname = \"shop\"\nversion = \"0.1\"\ndependencies = [\"click>=8\", \"not-a-real-package-xyz==1.0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("cli.py"),
+        "import click\n\n\n@click.command()\ndef checkout():\n    \"\"\"Check the cart out and print the total.\"\"\"\n    click.echo('total')\n",
+    )
+    .unwrap();
+    let venv_env = [("VIRTUAL_ENV", venv.to_str().unwrap())];
+    let root = path(project.path());
+    let built = cache.json(&["deps", root, "--no-embed", "--json"], &venv_env);
+    let click = &built["indexed"][0];
+    assert_eq!(click["name"], "click", "{built}");
+    assert_eq!(click["version"], installed_version(&venv, "click").as_str());
+    assert_eq!(click["outcome"], "built");
+    let missing = &built["missing"][0];
+    assert_eq!(missing["name"], "not-a-real-package-xyz", "{built}");
+    assert!(
+        missing["fetch"].as_str().unwrap().contains("pip install"),
+        "{built}"
+    );
+
+    let out = cache.run(
+        &["index", root, "--no-embed", "--no-deps", "--json"],
+        &venv_env,
+    );
+    assert!(out.status.success());
+    let found = cache.json(
+        &[
+            "search",
+            "click.Command.invoke",
+            "--store",
+            root,
+            "--scope",
+            "dependencies",
+            "--json",
+        ],
+        &venv_env,
+    );
+    assert_eq!(
+        found["results"][0]["id"], "click/core.py::Command.invoke",
+        "{found}"
+    );
+    cache.assert_no_machine_path(&found, project.path());
+
+    // Over MCP: `scope` on both actions, a bad scope a typed error.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_contract.py");
+    let out = Command::new(common::python())
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_knowcode"))
+        .arg(root)
+        .arg("dependency_scope")
+        .env("KNOWCODE_CACHE", cache.dir.path())
+        .env("KNOWCODE_MODEL_DIR", &cache.model)
+        .env("ORT_DYLIB_PATH", &cache.runtime)
+        .env("VIRTUAL_ENV", &venv)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("dependency_scope: all checks passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
+    let Ok(npm) = Command::new("npm").arg("--version").output() else {
+        println!("npm is not installed here: the npm discovery test is skipped");
+        return;
+    };
+    assert!(npm.status.success());
+    let project = tempfile::tempdir().unwrap();
+    let manifest = project.path().join("package.json");
+    std::fs::write(
+        &manifest,
+        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3"}}"#,
+    )
+    .unwrap();
+    let installed = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--ignore-scripts"])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    if !installed.status.success() {
+        println!(
+            "npm could not install ms@2.1.3 here ({}): the npm discovery test is skipped",
+            String::from_utf8_lossy(&installed.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        return;
+    }
+    // Declared since, never installed.
+    std::fs::write(
+        &manifest,
+        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3"},"devDependencies":{"left-pad-never-installed":"1.0.0"}}"#,
+    )
+    .unwrap();
+    // A symlink loop in node_modules is not followed.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(".", project.path().join("node_modules/loop")).unwrap();
+    let cache = Cache::new();
+    let root = path(project.path());
+    let built = cache.json(&["deps", root, "--no-embed", "--json"], &[]);
+    assert_eq!(built["indexed"][0]["name"], "ms", "{built}");
+    assert_eq!(built["indexed"][0]["version"], "2.1.3");
+    assert_eq!(
+        built["missing"][0]["name"], "left-pad-never-installed",
+        "{built}"
+    );
+    let everything = cache.json(
+        &[
+            "deps",
+            root,
+            "--no-embed",
+            "--select",
+            "all",
+            "--list",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(
+        everything["indexed"].to_string().contains("\"ms\""),
+        "{everything}"
+    );
+    cache.run(&["index", root, "--no-embed", "--no-deps"], &[]);
+    let found = cache.json(
+        &[
+            "search",
+            "ms.parse",
+            "--store",
+            root,
+            "--scope",
+            "dependencies",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(found["results"][0]["id"], "index.js::parse", "{found}");
+    assert_eq!(found["results"][0]["package"], "ms@2.1.3");
+}
+
+#[test]
+fn go_modules_are_found_in_the_module_cache_when_go_is_here() {
+    if Command::new("go").arg("version").output().is_err() {
+        println!(
+            "go is not installed here: the Go module cache test is skipped (go.mod parsing is unit-tested)"
+        );
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("go.mod"),
+        "module example.com/app\n\ngo 1.21\n\nrequire github.com/never/fetched v1.0.0\n",
+    )
+    .unwrap();
+    let cache = Cache::new();
+    let listed = cache.json(
+        &["deps", path(project.path()), "--list", "--json"],
+        &[("GOFLAGS", "-mod=mod")],
+    );
+    assert_eq!(listed["missing"][0]["fetch"], "go mod download", "{listed}");
+}
+
+#[test]
+fn bad_manifests_and_deleted_packages_are_reported_while_the_project_still_indexes() {
+    let cache = Cache::new();
+    let project = common::copy_fixture("rust");
+    let root = project.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n\n[dependencies]\nmini = \"1\"\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("Cargo.lock"), "this is [not toml").unwrap();
+    std::fs::write(root.join("package.json"), "{ not json").unwrap();
+    let out = cache.run(&["index", path(root), "--no-embed", "--json"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("2 unreadable manifest(s)"), "{said}");
+    let stats = cache.json(&["inspect", "stats", "--store", path(root), "--json"], &[]);
+    let problems = stats["dependencies"]["problems"].to_string();
+    assert!(
+        problems.contains("Cargo.lock does not parse") && problems.contains("package.json"),
+        "{stats}"
+    );
+
+    // A vendored crate (with a file that is not UTF-8) indexed, then deleted: reported missing.
+    let registry = "registry+https://github.com/rust-lang/crates.io-index";
+    std::fs::write(
+        root.join("Cargo.lock"),
+        format!("version = 4\n\n[[package]]\nname = \"fixture\"\nversion = \"0.1.0\"\ndependencies = [\"mini\"]\n\n[[package]]\nname = \"mini\"\nversion = \"1.0.0\"\nsource = \"{registry}\"\n"),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("package.json")).unwrap();
+    let vendored = root.join("vendor/mini-1.0.0");
+    std::fs::create_dir_all(vendored.join("src")).unwrap();
+    std::fs::write(
+        vendored.join("Cargo.toml"),
+        "[package]\nname = \"mini\"\nversion = \"1.0.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vendored.join("src/lib.rs"),
+        "/// Doubles.\npub fn twice(x: u32) -> u32 {\n    x * 2\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        vendored.join("src/latin1.rs"),
+        b"// caf\xe9\npub fn cafe() {}\n",
+    )
+    .unwrap();
+    let built = cache.json(&["deps", path(root), "--no-embed", "--json"], &[]);
+    assert_eq!(built["indexed"][0]["outcome"], "built", "{built}");
+    assert_eq!(built["indexed"][0]["name"], "mini");
+    std::fs::remove_dir_all(root.join("vendor")).unwrap();
+    let stats = cache.json(&["inspect", "stats", "--store", path(root), "--json"], &[]);
+    let missing = &stats["dependencies"]["missing"][0];
+    assert_eq!(missing["name"], "mini", "{stats}");
+    assert_eq!(missing["fetch"], "cargo fetch");
+    let answer = cache.json(
+        &["search", "total_area", "--store", path(root), "--json"],
+        &[],
+    );
+    assert!(
+        answer["total"].as_u64().unwrap() > 0,
+        "the project still answers: {answer}"
+    );
+}
