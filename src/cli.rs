@@ -1018,13 +1018,9 @@ async fn run_deps(args: DepsArgs) -> anyhow::Result<ExitCode> {
 
 /// After a project's build: its dependencies' indexes (built once per machine), said on stderr.
 async fn index_dependencies(root: &std::path::Path, config: &Config, embed: bool) {
-    use knowcode::index::deps;
-    let found = deps::discover(root, config.index.dependencies);
-    if found.found.is_empty() && found.missing.is_empty() && found.problems.is_empty() {
-        return;
+    if let Some(report) = knowcode::index::deps::index_for_project(root, config, embed).await {
+        eprintln!("{}", report.line());
     }
-    let indexed = deps::cache::ensure(&found.found, config, embed).await;
-    eprintln!("{}", deps::Report::new(&found, indexed).line());
 }
 
 async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {

@@ -238,7 +238,11 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
                 .expect("grammar ABI is supported");
             parser
         });
-        parse_with_deadline(parser, file.text.as_bytes())
+        let tree = parse_with_deadline(parser, file.text.as_bytes());
+        match (language.spec.name, tree) {
+            ("rust", Some(tree)) => Some(through_item_macros(parser, &file.text, tree)),
+            (_, tree) => tree,
+        }
     });
     let mut parsed = ParsedFile {
         path: file.rel_path,
@@ -271,6 +275,89 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
     parsed
 }
 
+/// Macro invocations that wrap items are walked up to this depth (`cfg_rt! { cfg_net! { … } }`).
+const ITEM_MACRO_DEPTH: usize = 3;
+const ITEM_KEYWORDS: [&str; 8] = [
+    "fn ", "struct ", "enum ", "trait ", "impl ", "impl<", "mod ", "type ",
+];
+
+/// Rust items written inside a module-level macro invocation (`cfg_rt! { pub fn spawn… }`,
+/// `cfg_if!`-style wrappers, common in libraries) are invisible to the grammar, which keeps a
+/// macro's body as tokens. The wrapper (`name! {` and its closing brace) is blanked to spaces
+/// of the same length, so every byte and line keeps its place, and the text is parsed again;
+/// the new tree is kept unless it has syntax errors the original did not.
+fn through_item_macros(
+    parser: &mut Parser,
+    text: &str,
+    tree: tree_sitter::Tree,
+) -> tree_sitter::Tree {
+    let mut current = tree;
+    let mut blanked = text.as_bytes().to_vec();
+    for _ in 0..ITEM_MACRO_DEPTH {
+        let wrappers = item_macro_wrappers(&current, &blanked);
+        if wrappers.is_empty() {
+            break;
+        }
+        for (open, close) in wrappers {
+            for byte in &mut blanked[open.clone()] {
+                if *byte != b'\n' {
+                    *byte = b' ';
+                }
+            }
+            blanked[close] = b' ';
+        }
+        let Some(reparsed) = parse_with_deadline(parser, &blanked) else {
+            break;
+        };
+        if reparsed.root_node().has_error() && !current.root_node().has_error() {
+            break;
+        }
+        current = reparsed;
+    }
+    current
+}
+
+/// `(bytes of "name! {", byte of the closing "}")` of every macro invocation among the file's
+/// (or an inline module's) items whose braced body holds item keywords.
+fn item_macro_wrappers(
+    tree: &tree_sitter::Tree,
+    text: &[u8],
+) -> Vec<(std::ops::Range<usize>, usize)> {
+    let mut out = Vec::new();
+    let mut pending = vec![tree.root_node()];
+    while let Some(node) = pending.pop() {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            let child = match child.kind() {
+                "expression_statement" => child.child(0).unwrap_or(child),
+                _ => child,
+            };
+            match child.kind() {
+                "mod_item" => pending.extend(child.child_by_field_name("body")),
+                "macro_invocation" => {
+                    let Some(body) = child
+                        .children(&mut child.walk())
+                        .find(|c| c.kind() == "token_tree")
+                    else {
+                        continue;
+                    };
+                    let inner = &text[body.start_byte()..body.end_byte()];
+                    let braced = inner.first() == Some(&b'{') && inner.last() == Some(&b'}');
+                    let inner = String::from_utf8_lossy(inner);
+                    if braced && ITEM_KEYWORDS.iter().any(|k| inner.contains(k)) {
+                        out.push((
+                            child.start_byte()..body.start_byte() + 1,
+                            body.end_byte() - 1,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
 fn parse_with_deadline(parser: &mut Parser, bytes: &[u8]) -> Option<tree_sitter::Tree> {
     let started = Instant::now();
     let mut past_deadline = |_: &ParseState| started.elapsed() > PARSE_TIMEOUT;
@@ -282,4 +369,51 @@ fn parse_with_deadline(parser: &mut Parser, bytes: &[u8]) -> Option<tree_sitter:
         None,
         Some(options),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rust(text: &str) -> ParsedFile {
+        let language = languages::for_path("src/lib.rs").unwrap();
+        let state = crate::walk::FileState {
+            size: text.len() as u64,
+            mtime_ns: 0,
+            content_hash: None,
+        };
+        parse_file(
+            SourceFile {
+                rel_path: "src/lib.rs".into(),
+                text: text.into(),
+                lossy: false,
+                state,
+            },
+            language,
+        )
+    }
+
+    #[test]
+    fn items_inside_wrapping_macros_are_entities_at_their_own_lines() {
+        let text = "cfg_rt! {\n    /// Spawns a task.\n    pub fn spawn() {}\n\n    cfg_net! {\n        pub struct Socket;\n    }\n}\n\nmacro_rules! cfg_rt { ($($item:item)*) => { $($item)* } }\n\nlazy_static! { static ref X: u32 = 1; }\n";
+        let parsed = rust(text);
+        let spawn = parsed
+            .entities
+            .iter()
+            .find(|e| e.name == "spawn")
+            .expect("spawn");
+        assert_eq!(spawn.span.start_line, 3);
+        assert!(
+            spawn.signature.starts_with("pub fn spawn"),
+            "{}",
+            spawn.signature
+        );
+        let socket = parsed
+            .entities
+            .iter()
+            .find(|e| e.name == "Socket")
+            .expect("Socket");
+        assert_eq!(socket.span.start_line, 6);
+        assert_eq!(parsed.text, text, "the file's text is kept as written");
+    }
 }

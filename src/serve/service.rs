@@ -369,6 +369,15 @@ impl Service {
                     if let Value::Object(map) = &mut result {
                         map.remove("timings");
                     }
+                    // The project answers from here on; its dependencies follow.
+                    let dependencies = runtime.block_on(crate::index::deps::index_for_project(
+                        &options.root,
+                        &options.config,
+                        options.embed,
+                    ));
+                    if let (Value::Object(map), Some(report)) = (&mut result, dependencies) {
+                        map.insert("dependencies".into(), Value::String(report.line()));
+                    }
                     Ok(result)
                 })
             }

@@ -228,6 +228,21 @@ impl Report {
     }
 }
 
+/// After a project's build: its dependencies found and each one's index ensured (built once
+/// per machine). None when the project declares none.
+pub async fn index_for_project(
+    root: &Path,
+    config: &crate::config::Config,
+    embed: bool,
+) -> Option<Report> {
+    let found = discover(root, config.index.dependencies);
+    if found == Discovery::default() {
+        return None;
+    }
+    let indexed = cache::ensure(&found.found, config, embed).await;
+    Some(Report::new(&found, indexed))
+}
+
 /// A file's text, or the problem reading it.
 fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
