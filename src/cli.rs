@@ -99,6 +99,10 @@ pub struct ServeArgs {
     /// (freshness compares with it).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// A sibling repository (indexed on its own) answered over with `scope=all`
+    /// (repeatable; adds to aimodels.yaml's workspace.roots).
+    #[arg(long = "workspace-root", value_name = "DIR")]
+    pub workspace_roots: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -171,6 +175,10 @@ pub struct McpArgs {
     /// (freshness compares with it).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// A sibling repository (indexed on its own) answered over with `scope=all`
+    /// (repeatable; adds to aimodels.yaml's workspace.roots).
+    #[arg(long = "workspace-root", value_name = "DIR")]
+    pub workspace_roots: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +203,10 @@ pub struct StoreArgs {
     /// index was built from.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// A sibling repository (indexed on its own) answered over with `--scope all`
+    /// (repeatable; adds to aimodels.yaml's workspace.roots).
+    #[arg(long = "workspace-root", value_name = "DIR")]
+    pub workspace_roots: Vec<PathBuf>,
     /// Print exactly the payload the MCP tool returns.
     #[arg(long)]
     pub json: bool,
@@ -345,6 +357,9 @@ pub struct DepsArgs {
     /// List what is found and missing without indexing anything.
     #[arg(long)]
     pub list: bool,
+    /// Only these packages (repeatable), by name.
+    #[arg(long = "only", value_name = "NAME")]
+    pub only: Vec<String>,
     /// Index without the embedding model (lexical plane only).
     #[arg(long)]
     pub no_embed: bool,
@@ -451,7 +466,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             // A bad aimodels.yaml (or shared store URI) must not stop the server: each call
             // reports it instead.
-            let service = service_for(args.store.as_deref(), args.root.as_deref(), args.watch);
+            let siblings = absolute_folders(&args.workspace_roots)?;
+            let service = service_for(args.store.as_deref(), args.root.as_deref(), args.watch)
+                .map(|service| service.with_workspace_roots(&siblings));
             if let Err(e) = &service {
                 tracing::error!("{}: every call will answer {}", e.message, e.code.as_str());
             }
@@ -632,7 +649,9 @@ impl Drop for WatchGuard {
 }
 
 async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let service = service_for(Some(&args.store), args.root.as_deref(), args.watch)?;
+    let siblings = absolute_folders(&args.workspace_roots)?;
+    let service = service_for(Some(&args.store), args.root.as_deref(), args.watch)?
+        .with_workspace_roots(&siblings);
     let root = service.root().to_path_buf();
     let service = std::sync::Arc::new(service);
     tokio::spawn(std::sync::Arc::clone(&service).warm_up());
@@ -783,13 +802,32 @@ fn service_for(
 }
 
 fn retriever(store: &StoreArgs) -> anyhow::Result<Retriever> {
+    let siblings = absolute_folders(&store.workspace_roots)?;
     if let Some(shared) = shared_store(&store.store)? {
         let tree = shared_tree(store.root.as_deref())?;
         let config = Config::load(&tree)?;
-        return Ok(Retriever::shared(shared, config).with_working_tree(Some(tree)));
+        return Ok(Retriever::shared(shared, config)
+            .with_working_tree(Some(tree))
+            .with_workspace_roots(&siblings));
     }
     let config = Config::load(&store.store)?;
-    Ok(Retriever::new(store.store.clone(), config).with_working_tree(store.working_tree()?))
+    Ok(Retriever::new(store.store.clone(), config)
+        .with_working_tree(store.working_tree()?)
+        .with_workspace_roots(&siblings))
+}
+
+/// `--workspace-root` folders, made absolute (they are given from the current folder).
+fn absolute_folders(folders: &[PathBuf]) -> Result<Vec<PathBuf>, KnowcodeError> {
+    folders
+        .iter()
+        .map(|folder| match folder.canonicalize() {
+            Ok(path) if path.is_dir() => Ok(path),
+            _ => Err(KnowcodeError::invalid_argument(
+                "--workspace-root",
+                format!("{} is not a folder", folder.display()),
+            )),
+        })
+        .collect()
 }
 
 fn apply_budget(request: &mut QueryRequest, budget: &BudgetArgs) {
@@ -1001,7 +1039,10 @@ async fn run_deps(args: DepsArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(report_error(&e, args.json)),
     };
     let selection = args.select.map_or(config.index.dependencies, Into::into);
-    let found = deps::discover(&args.path, selection);
+    let mut found = deps::discover(&args.path, selection);
+    if !args.only.is_empty() {
+        found.found.retain(|d| args.only.contains(&d.name));
+    }
     let indexed = if args.list {
         deps::cache::status(&found.found)
     } else {

@@ -19,6 +19,16 @@ pub struct Config {
     pub embedding: EmbeddingConfig,
     pub index: IndexConfig,
     pub chat: ChatConfig,
+    pub workspace: WorkspaceConfig,
+}
+
+/// Sibling repositories one server answers over (`scope=all`), each with its own store.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkspaceConfig {
+    /// Folders of the sibling repositories (relative ones against the project's folder), each
+    /// indexed on its own (`knowcode index <root>`).
+    pub roots: Vec<PathBuf>,
 }
 
 /// The OpenAI-compatible chat endpoint `knowcode ask` falls back to when the retrieved

@@ -146,6 +146,18 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     assert!(dependency["entities"].as_u64().unwrap() > 5, "{stats}");
     assert!(dependency["bytes"].as_u64().unwrap() > 1000, "{stats}");
 
+    // doctor checks the cache and names what is missing.
+    let out = cache.run(&["doctor", "--store", root, "--json"], &[]);
+    let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = common::doctor_check(&doctor, "dependencies");
+    assert_eq!(check["status"], "warn", "{check}");
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("1 of 1 dependencies indexed")
+            && message.contains("never-fetched-crate missing (cargo fetch)"),
+        "{check}"
+    );
+
     // A second project locking the same version reuses the index: nothing is embedded.
     let second = rust_project(&itoa);
     let again = cache.json(&["deps", path(second.path()), "--json"], &[]);
@@ -489,4 +501,122 @@ fn bad_manifests_and_deleted_packages_are_reported_while_the_project_still_index
         answer["total"].as_u64().unwrap() > 0,
         "the project still answers: {answer}"
     );
+}
+
+#[test]
+fn sibling_repositories_answer_with_scope_all_each_row_naming_its_repo() {
+    let cache = Cache::new();
+    let workspace = tempfile::tempdir().unwrap();
+    let project = workspace.path().join("shop");
+    let sibling = workspace.path().join("kvstore");
+    let unindexed = workspace.path().join("docs-site");
+    common::copy_dir(&common::fixtures().join("python"), &project);
+    common::copy_dir(&common::fixtures().join("go"), &sibling);
+    std::fs::create_dir_all(&unindexed).unwrap();
+    for repo in [&project, &sibling] {
+        let out = cache.run(&["index", path(repo), "--no-embed", "--json"], &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(
+        project.join("aimodels.yaml"),
+        "workspace:\n  roots: [../kvstore, ../docs-site]\n",
+    )
+    .unwrap();
+    let root = path(&project);
+
+    // `search` over the workspace: the sibling's rows name it, the project's do not.
+    let found = cache.json(
+        &[
+            "search",
+            "normalize",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--json",
+        ],
+        &[],
+    );
+    let first = &found["results"][0];
+    assert_eq!(first["repo"], "kvstore", "{found}");
+    assert_eq!(first["id"], "store/store.go::normalize", "{found}");
+    assert!(
+        found["hint"].as_str().unwrap().contains("docs-site"),
+        "an unindexed root is named: {found}"
+    );
+    let own = cache.json(
+        &[
+            "search",
+            "round_cents",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(own["results"][0].get("repo").is_none(), "{own}");
+    cache.assert_no_machine_path(&found, &project);
+
+    // `query`: a question about the sibling answers from it, with its own freshness.
+    let answer = cache.json(
+        &[
+            "query",
+            "how does Store.Get normalize the key before the lookup",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(answer["repo"], "kvstore", "{answer}");
+    let sibling_generation = cache.json(
+        &["inspect", "freshness", "--store", path(&sibling), "--json"],
+        &[],
+    );
+    assert_eq!(
+        answer["freshness"]["generation_id"], sibling_generation["generation_id"],
+        "{answer}"
+    );
+    // A question about the project still answers from the project; `project` scope ignores
+    // the workspace.
+    let own_answer = cache.json(
+        &[
+            "query",
+            "apply a percentage discount to an amount",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(own_answer.get("repo").is_none(), "{own_answer}");
+    let project_only = cache.json(&["search", "normalize", "--store", root, "--json"], &[]);
+    assert_eq!(project_only["total"], 0, "{project_only}");
+    // The same sibling from the command line.
+    std::fs::remove_file(project.join("aimodels.yaml")).unwrap();
+    let flagged = cache.json(
+        &[
+            "search",
+            "normalize",
+            "--store",
+            root,
+            "--scope",
+            "all",
+            "--workspace-root",
+            path(&sibling),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(flagged["results"][0]["repo"], "kvstore", "{flagged}");
 }

@@ -110,7 +110,7 @@ pub async fn run(root: &Path, config: &Config) -> Report {
         let cache = GenerationCache::new(root.to_path_buf());
         check_generation(&mut report, &cache, config, &manifest).await;
     }
-    finish(report, root, &store)
+    finish(report, root, &store, config)
 }
 
 /// Runs every check against a shared store read for the working tree `tree`: the store is
@@ -151,7 +151,7 @@ pub async fn run_shared(shared: &SharedStore, tree: &Path, config: &Config) -> R
     if let Some((cache, manifest)) = manifest {
         check_generation(&mut report, &cache, config, &manifest).await;
     }
-    finish(report, tree, &Store::at(&shared.local_dir()))
+    finish(report, tree, &Store::at(&shared.local_dir()), config)
 }
 
 /// The shared store's current id, or the failing step as a typed error.
@@ -170,8 +170,9 @@ async fn shared_generation(shared: &SharedStore) -> Result<String, KnowcodeError
 }
 
 /// The eval pointer and the local disk footprint, last in every report.
-fn finish(mut report: Report, root: &Path, store: &Store) -> Report {
+fn finish(mut report: Report, root: &Path, store: &Store, config: &Config) -> Report {
     report.push("eval", Status::Pass, eval_hint(root), "");
+    check_dependencies(&mut report, root, config);
     let bytes = store.disk_bytes();
     let status = if bytes > 1 << 30 {
         Status::Warn
@@ -185,6 +186,57 @@ fn finish(mut report: Report, root: &Path, store: &Store) -> Report {
         "",
     );
     report
+}
+
+/// The project's dependency indexes (only when its manifests name dependencies): each found
+/// package indexed and readable, nothing missing, every manifest readable.
+fn check_dependencies(report: &mut Report, root: &Path, config: &Config) {
+    use crate::index::deps::{self, cache};
+    let found = deps::discover(root, config.index.dependencies);
+    if found == deps::Discovery::default() {
+        return;
+    }
+    let status = cache::status(&found.found);
+    let not_indexed: Vec<String> = status
+        .iter()
+        .filter(|s| s.outcome == cache::Outcome::NotIndexed)
+        .map(|s| format!("{}@{}", s.name, s.version))
+        .collect();
+    let mut problems: Vec<String> = found
+        .problems
+        .iter()
+        .map(|p| format!("{} {}: {}", p.ecosystem.as_str(), p.path, p.reason))
+        .collect();
+    problems.extend(
+        found
+            .missing
+            .iter()
+            .map(|m| format!("{} {} missing ({})", m.ecosystem.as_str(), m.name, m.fetch)),
+    );
+    let indexed = status.len() - not_indexed.len();
+    let message = format!(
+        "{indexed} of {} dependencies indexed in {}{}{}",
+        status.len(),
+        cache::deps_dir().display(),
+        if not_indexed.is_empty() {
+            String::new()
+        } else {
+            format!("; not indexed: {}", not_indexed.join(", "))
+        },
+        if problems.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", problems.join("; "))
+        }
+    );
+    let clean = not_indexed.is_empty() && problems.is_empty();
+    let hint = if clean {
+        ""
+    } else {
+        "run knowcode deps (after fetching what is missing)"
+    };
+    let status = if clean { Status::Pass } else { Status::Warn };
+    report.push("dependencies", status, message, hint);
 }
 
 /// Configuration, ONNX Runtime and model files.

@@ -179,7 +179,7 @@ impl LoadedGeneration {
         let overlay_note = parts
             .skipped
             .as_ref()
-            .map(|skip| super::overlay::note_of(skip, &root, false));
+            .map(|skip| super::overlay::note_of(skip, false));
         let decoded = parts.decoded;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
@@ -438,7 +438,7 @@ impl GenerationCache {
             && self.background_overlays
         {
             self.build_overlay_in_background(id, dir);
-            generation.overlay_note = Some(super::overlay::note_of(skip, &generation.root, true));
+            generation.overlay_note = Some(super::overlay::note_of(skip, true));
         }
         Ok(generation)
     }

@@ -200,6 +200,12 @@ impl Retriever {
         self
     }
 
+    /// More sibling repositories (`--workspace-root`) beside `workspace.roots`.
+    pub fn with_workspace_roots(mut self, roots: &[PathBuf]) -> Self {
+        self.config.workspace.roots.extend(roots.iter().cloned());
+        self
+    }
+
     /// A server's retriever: an overlay past `index.overlay_max_files` is built in the
     /// background while answers come from the index alone.
     pub fn building_overlays_in_background(mut self) -> Self {

@@ -54,15 +54,15 @@ impl Parts {
     }
 }
 
-/// What payloads say when answers do not go through the working tree's overlay.
-pub fn note_of(skip: &Skip, tree: &Path, building: bool) -> OverlayNote {
+/// What payloads say when answers do not go through the working tree's overlay (no machine
+/// path: the log says which folder).
+pub fn note_of(skip: &Skip, building: bool) -> OverlayNote {
     match skip {
         Skip::NotCheckout(why) => OverlayNote {
             applied: false,
             reason: "not_a_checkout",
             detail: format!(
-                "{} is not a checkout of the indexed repository: {}; answers come from the index alone",
-                tree.display(),
+                "the working tree is not a checkout of the indexed repository: {}; answers come from the index alone",
                 why.describe()
             ),
             building: false,
@@ -72,8 +72,7 @@ pub fn note_of(skip: &Skip, tree: &Path, building: bool) -> OverlayNote {
             applied: false,
             reason: "too_many_files",
             detail: format!(
-                "{files} files of {} differ from the index (index.overlay_max_files = {bound}); answers come from the index alone{}",
-                tree.display(),
+                "{files} files of the working tree differ from the index (index.overlay_max_files = {bound}); answers come from the index alone{}",
                 if building { " while the overlay is built in the background" } else { "" }
             ),
             building,
@@ -127,10 +126,8 @@ pub async fn apply(
     let overlay = match opened {
         Opened::Unchanged => return Ok(Parts::base(manifest, decoded, search)),
         Opened::Skipped(skip) => {
-            tracing::info!(
-                "overlay not applied: {}",
-                note_of(&skip, tree, false).detail
-            );
+            let detail = note_of(&skip, false).detail;
+            tracing::info!("overlay not applied to {}: {detail}", tree.display());
             return Ok(Parts {
                 skipped: Some(skip),
                 ..Parts::base(manifest, decoded, search)

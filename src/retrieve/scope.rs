@@ -40,13 +40,39 @@ pub struct DependencyIndex {
     pub retriever: Retriever,
 }
 
-/// The project's dependencies that have an index on this machine.
+/// One sibling repository of the workspace (`workspace.roots`), read from its own store.
+pub struct RepoIndex {
+    /// The sibling's folder name, as rows name it.
+    pub repo: String,
+    pub retriever: Retriever,
+}
+
+/// The project's dependencies that have an index on this machine, and its workspace's
+/// sibling repositories that have one.
 #[derive(Default)]
 pub struct DependencyIndexes {
     pub packages: Vec<DependencyIndex>,
+    pub repos: Vec<RepoIndex>,
+    /// Sibling roots configured but not indexed (or not folders), by name.
+    pub repos_missing: Vec<String>,
 }
 
 impl DependencyIndexes {
+    /// What to do when nothing beyond the project can be looked in.
+    fn hint(&self) -> Option<String> {
+        let mut hints = Vec::new();
+        if self.packages.is_empty() {
+            hints.push(NO_DEPENDENCIES.to_string());
+        }
+        if !self.repos_missing.is_empty() {
+            hints.push(format!(
+                "workspace roots without an index: {} (run knowcode index in each)",
+                self.repos_missing.join(", ")
+            ));
+        }
+        (!hints.is_empty()).then(|| hints.join("; "))
+    }
+
     /// The packages named at the start of `pattern` (`tokio::spawn`, `requests.get`), with
     /// the rest of the pattern split into its segments.
     fn named_in_pattern<'a>(
@@ -135,13 +161,26 @@ fn import_names(dependency: &Dependency) -> Vec<String> {
     names
 }
 
-/// A `search` row of a dependency (or of the project, without `package`).
+/// A `search` row of a dependency (`package`), of a sibling repository (`repo`), or of the
+/// project (neither).
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageRow {
     #[serde(flatten)]
     pub row: EntityRow,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+}
+
+impl PackageRow {
+    fn project(row: EntityRow) -> PackageRow {
+        PackageRow {
+            row,
+            package: None,
+            repo: None,
+        }
+    }
 }
 
 /// `search` over dependencies (`scope=dependencies|all`).
@@ -158,14 +197,27 @@ pub struct ScopedSearchPayload {
     pub hint: Option<String>,
 }
 
-/// `query` answered from a dependency.
+/// `query` answered from a dependency, a sibling repository or the project.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageAnswer {
     #[serde(flatten)]
     pub payload: QueryPayload,
-    /// `name@version` of the package the answer comes from (absent: the project).
+    /// `name@version` of the package the answer comes from (absent: not a dependency).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    /// The sibling repository the answer comes from (absent: not a sibling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+}
+
+impl PackageAnswer {
+    fn of_project(payload: QueryPayload) -> PackageAnswer {
+        PackageAnswer {
+            payload,
+            package: None,
+            repo: None,
+        }
+    }
 }
 
 const NO_DEPENDENCIES: &str = "no dependency index on this machine: run `knowcode deps` in the project (sources must be on disk: cargo fetch, pip install, npm ci, go mod download)";
@@ -196,7 +248,7 @@ impl Retriever {
                     &dependency.name,
                     &dependency.version,
                 );
-                deps::cache::describe(&dir)?;
+                crate::store::Store::at(&dir).current_id()?;
                 Some(DependencyIndex {
                     package: dependency.label(),
                     names: import_names(&dependency),
@@ -204,10 +256,38 @@ impl Retriever {
                 })
             })
             .collect();
-        DependencyIndexes { packages }
+        let (repos, repos_missing) = self.find_repos(root);
+        DependencyIndexes {
+            packages,
+            repos,
+            repos_missing,
+        }
     }
 
-    /// `search` with a scope other than `project`.
+    /// The workspace's sibling repositories (relative roots against the project's folder).
+    fn find_repos(&self, root: &Path) -> (Vec<RepoIndex>, Vec<String>) {
+        let mut repos = Vec::new();
+        let mut missing = Vec::new();
+        for configured in &self.config.workspace.roots {
+            let folder = root.join(configured);
+            let repo = folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| configured.to_string_lossy().into_owned());
+            if crate::store::Store::at(&folder).current_id().is_some() {
+                repos.push(RepoIndex {
+                    repo,
+                    retriever: self.sibling(folder),
+                });
+            } else {
+                missing.push(repo);
+            }
+        }
+        (repos, missing)
+    }
+
+    /// `search` with a scope other than `project`: with `with_project` (`all`), the project's
+    /// and its sibling repositories' rows first on equal matches.
     pub async fn search_scoped(
         &self,
         pattern: &str,
@@ -217,6 +297,7 @@ impl Retriever {
     ) -> Result<ScopedSearchPayload, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
         let project = self.search_ranked(pattern, limit, verbosity).await?;
+        // (match rank, order, row): the project and its siblings come before any package.
         let mut rows: Vec<(u8, usize, PackageRow)> = Vec::new();
         let mut total = 0;
         if with_project {
@@ -225,8 +306,26 @@ impl Retriever {
                 project
                     .rows
                     .into_iter()
-                    .map(|(rank, row)| (rank, 0, PackageRow { row, package: None })),
+                    .map(|(rank, row)| (rank, 0, PackageRow::project(row))),
             );
+            for repo in &indexes.repos {
+                let found = repo
+                    .retriever
+                    .search_ranked(pattern, limit, verbosity)
+                    .await?;
+                total += found.total;
+                let label = || Some(repo.repo.clone());
+                rows.extend(found.rows.into_iter().map(|(rank, row)| {
+                    (
+                        rank,
+                        0,
+                        PackageRow {
+                            repo: label(),
+                            ..PackageRow::project(row)
+                        },
+                    )
+                }));
+            }
         }
         let named = indexes.named_in_pattern(pattern);
         let standard = verbosity != Verbosity::Minimal;
@@ -234,16 +333,13 @@ impl Retriever {
             let generation = package.retriever.generation().await?;
             let found = qualified_lookup(&generation.entities, rest);
             total += found.len();
+            let label = || Some(package.package.clone());
             rows.extend(found.into_iter().take(limit).map(|e| {
-                let row = super::search_row(e, standard);
-                (
-                    0,
-                    0,
-                    PackageRow {
-                        row,
-                        package: Some(package.package.clone()),
-                    },
-                )
+                let row = PackageRow {
+                    package: label(),
+                    ..PackageRow::project(super::search_row(e, standard))
+                };
+                (0, 0, row)
             }));
         }
         if named.is_empty() {
@@ -253,9 +349,16 @@ impl Retriever {
                     .search_ranked(pattern, limit, verbosity)
                     .await?;
                 total += found.total;
+                let label = || Some(package.package.clone());
                 rows.extend(found.rows.into_iter().map(|(rank, row)| {
-                    let package = Some(package.package.clone());
-                    (rank, order + 1, PackageRow { row, package })
+                    (
+                        rank,
+                        order + 1,
+                        PackageRow {
+                            package: label(),
+                            ..PackageRow::project(row)
+                        },
+                    )
                 }));
             }
         }
@@ -273,16 +376,14 @@ impl Retriever {
             } else {
                 named.len()
             },
-            hint: indexes
-                .packages
-                .is_empty()
-                .then(|| NO_DEPENDENCIES.to_string()),
+            hint: indexes.hint(),
         })
     }
 
     /// `query` with a scope other than `project`: the packages the question names (else those
-    /// whose definitions its words name), the best answer kept; with `with_project`, the
-    /// project's answer unless a named package answers better.
+    /// whose definitions its words name), the most sufficient answer kept; with `with_project`
+    /// (`all`), the project's answer unless a sibling repository or a named package answers
+    /// better.
     pub async fn query_scoped(
         &self,
         request: &QueryRequest,
@@ -290,54 +391,53 @@ impl Retriever {
     ) -> Result<PackageAnswer, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
         let named = indexes.named_in_question(&request.query);
-        let project = if with_project {
-            Some(self.query(request).await?)
-        } else {
-            None
+        let project = match with_project {
+            true => Some(self.query(request).await?),
+            false => None,
         };
-        let candidates: Vec<&DependencyIndex> = match (&project, named.is_empty()) {
-            (Some(_), true) => Vec::new(),
+        let packages: Vec<&DependencyIndex> = match (with_project, named.is_empty()) {
+            (true, true) => Vec::new(),
             (_, false) => named,
-            (None, true) => self.packages_by_words(&indexes, &request.query).await?,
+            (false, true) => self.packages_by_words(&indexes, &request.query).await?,
         };
-        let mut best: Option<PackageAnswer> = None;
-        for package in candidates {
-            let payload = package.retriever.query(request).await?;
-            if best
-                .as_ref()
-                .is_none_or(|b| payload.sufficiency_score > b.payload.sufficiency_score)
-            {
-                best = Some(PackageAnswer {
-                    payload,
-                    package: Some(package.package.clone()),
+        let mut others = Vec::new();
+        if with_project {
+            for repo in &indexes.repos {
+                let payload = repo.retriever.query(request).await?;
+                others.push(PackageAnswer {
+                    repo: Some(repo.repo.clone()),
+                    ..PackageAnswer::of_project(payload)
                 });
             }
         }
-        let answer = match (project, best) {
-            (Some(project), Some(dep))
-                if dep.payload.sufficiency_score <= project.sufficiency_score =>
-            {
-                PackageAnswer {
-                    payload: project,
-                    package: None,
-                }
+        for package in packages {
+            let payload = package.retriever.query(request).await?;
+            others.push(PackageAnswer {
+                package: Some(package.package.clone()),
+                ..PackageAnswer::of_project(payload)
+            });
+        }
+        let best = others.into_iter().reduce(|a, b| {
+            if b.payload.sufficiency_score > a.payload.sufficiency_score {
+                b
+            } else {
+                a
             }
-            (_, Some(dep)) => dep,
-            (Some(project), None) => PackageAnswer {
-                payload: project,
-                package: None,
-            },
+        });
+        let answer = match (project, best) {
+            (Some(project), Some(other))
+                if other.payload.sufficiency_score <= project.sufficiency_score =>
+            {
+                PackageAnswer::of_project(project)
+            }
+            (_, Some(other)) => other,
+            (Some(project), None) => PackageAnswer::of_project(project),
             (None, None) => {
-                let why = if indexes.packages.is_empty() {
-                    NO_DEPENDENCIES.to_string()
-                } else {
+                let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
-                };
+                });
                 let freshness = super::freshness::check(&*self.generation().await?);
-                PackageAnswer {
-                    payload: QueryPayload::nothing(freshness, why),
-                    package: None,
-                }
+                PackageAnswer::of_project(QueryPayload::nothing(freshness, why))
             }
         };
         Ok(answer)

@@ -185,6 +185,12 @@ impl Service {
         self
     }
 
+    /// More sibling repositories answered over with `scope=all` (`--workspace-root`).
+    pub fn with_workspace_roots(mut self, roots: &[PathBuf]) -> Self {
+        self.retriever = self.retriever.with_workspace_roots(roots);
+        self
+    }
+
     /// Opens the current generation in the background when the server starts, so a shared
     /// store's download and a working tree's overlay are ready before the first request
     /// (failures are left for that request to report).
