@@ -1058,8 +1058,8 @@ async fn run_deps(args: DepsArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// After a project's build: its dependencies' indexes (built once per machine), said on stderr.
-async fn index_dependencies(root: &std::path::Path, config: &Config, embed: bool) {
-    if let Some(report) = knowcode::index::deps::index_for_project(root, config, embed).await {
+async fn index_dependencies(root: &std::path::Path, config: &Config) {
+    if let Some(report) = knowcode::index::deps::index_for_project(root, config).await {
         eprintln!("{}", report.line());
     }
 }
@@ -1105,7 +1105,7 @@ async fn run_index(args: IndexArgs, card: bool) -> anyhow::Result<ExitCode> {
     match built {
         Ok(summary) => {
             if !args.no_deps {
-                index_dependencies(&options.root, &options.config, options.embed).await;
+                index_dependencies(&options.root, &options.config).await;
             }
             if args.json {
                 println!("{}", serde_json::to_string(&summary)?);

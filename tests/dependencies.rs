@@ -128,7 +128,7 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     assert_eq!(missing["version"], "9.9.9");
     assert_eq!(missing["fetch"], "cargo fetch");
 
-    // `index` builds the project, then its dependencies (with the model).
+    // `index` builds the project, then its dependencies on the lexical plane.
     let out = cache.run(&["index", root, "--json"], &[]);
     assert!(
         out.status.success(),
@@ -142,7 +142,8 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     );
     let stats = cache.json(&["inspect", "stats", "--store", root, "--json"], &[]);
     let dependency = &stats["dependencies"]["indexed"][0];
-    assert_eq!(dependency["kind"], "full", "{stats}");
+    assert_eq!(dependency["kind"], "lexical", "{stats}");
+    assert_eq!(dependency["outcome"], "indexed", "{stats}");
     assert!(dependency["entities"].as_u64().unwrap() > 5, "{stats}");
     assert!(dependency["bytes"].as_u64().unwrap() > 1000, "{stats}");
 
@@ -158,7 +159,11 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
         "{check}"
     );
 
-    // A second project locking the same version reuses the index: nothing is embedded.
+    // `knowcode deps` adds vectors (once), and a second project locking the same version
+    // reuses them: nothing is embedded again.
+    let embedded = cache.json(&["deps", root, "--json"], &[]);
+    assert_eq!(embedded["indexed"][0]["outcome"], "built", "{embedded}");
+    assert_eq!(embedded["indexed"][0]["kind"], "full", "{embedded}");
     let second = rust_project(&itoa);
     let again = cache.json(&["deps", path(second.path()), "--json"], &[]);
     assert_eq!(again["indexed"][0]["outcome"], "reused", "{again}");

@@ -379,7 +379,6 @@ impl Service {
                     let dependencies = runtime.block_on(crate::index::deps::index_for_project(
                         &options.root,
                         &options.config,
-                        options.embed,
                     ));
                     if let (Value::Object(map), Some(report)) = (&mut result, dependencies) {
                         map.insert("dependencies".into(), Value::String(report.line()));

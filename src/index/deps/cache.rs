@@ -1,9 +1,9 @@
 //! The machine's dependency indexes: one store per ecosystem, name and version under
 //! `$KNOWCODE_CACHE/deps/<ecosystem>/<name>@<version>/`, built with the ordinary pipeline from
 //! the package's folder and then reused by every project that locks the same version — a
-//! package version never changes, so a store that exists is never rebuilt. A package whose
-//! source is larger than [`MAX_EMBEDDED_BYTES`] is indexed on the lexical plane only, and says
-//! so. Failures are per package (typed reason in the report) and never reach the project's
+//! package version never changes, so a store that exists is never rebuilt, except once to add
+//! vectors to a lexical one when they are asked for. A package whose source is larger than
+//! [`MAX_EMBEDDED_BYTES`] is indexed on the lexical plane only, and says so. Failures are per package (typed reason in the report) and never reach the project's
 //! own index. This module builds; reading the stores is `retrieve::scope`'s job.
 
 use std::path::{Path, PathBuf};
@@ -15,9 +15,9 @@ use crate::config::Config;
 use crate::store::{GenerationKind, Store};
 use crate::walk::{self, WalkOptions};
 
-/// Source bytes above which a dependency is indexed without vectors (embedding ~4,000 tokens/s
-/// makes a 4 MiB package about a minute of work).
-pub const MAX_EMBEDDED_BYTES: u64 = 4 * 1024 * 1024;
+/// Source bytes above which a dependency is indexed without vectors (the model embeds about
+/// 4,000 tokens a second: a 1 MiB package is about a minute of work).
+pub const MAX_EMBEDDED_BYTES: u64 = 1024 * 1024;
 
 /// What happened to one dependency's index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -145,13 +145,19 @@ fn existing(dependency: &Dependency) -> Option<Indexed> {
         kind: Some(kind),
         entities,
         bytes,
+        reason: (kind == "lexical" && bytes > MAX_EMBEDDED_BYTES)
+            .then(|| lexical_only_reason(bytes)),
         ..blank(dependency)
     })
 }
 
 async fn ensure_one(dependency: &Dependency, config: &Config, embed: bool) -> Indexed {
     if let Some(existing) = existing(dependency) {
-        return existing;
+        let complete =
+            existing.kind == Some("full") || !embed || existing.bytes > MAX_EMBEDDED_BYTES;
+        if complete {
+            return existing;
+        }
     }
     let dir = store_dir(dependency.ecosystem, &dependency.name, &dependency.version);
     let mut indexed = blank(dependency);
@@ -189,9 +195,7 @@ async fn ensure_one(dependency: &Dependency, config: &Config, embed: bool) -> In
             indexed.entities = summary.entities;
             indexed.bytes = bytes;
             if too_large && embed {
-                indexed.reason = Some(format!(
-                    "lexical plane only: {bytes} bytes of source, above {MAX_EMBEDDED_BYTES}"
-                ));
+                indexed.reason = Some(lexical_only_reason(bytes));
             }
             indexed
         }
@@ -201,6 +205,10 @@ async fn ensure_one(dependency: &Dependency, config: &Config, embed: bool) -> In
             ..indexed
         },
     }
+}
+
+fn lexical_only_reason(bytes: u64) -> String {
+    format!("lexical plane only: {bytes} bytes of source, above {MAX_EMBEDDED_BYTES}")
 }
 
 /// `(kind, entities, bytes)` of the store's current generation, if it has one.

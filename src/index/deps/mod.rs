@@ -228,18 +228,15 @@ impl Report {
     }
 }
 
-/// After a project's build: its dependencies found and each one's index ensured (built once
-/// per machine). None when the project declares none.
-pub async fn index_for_project(
-    root: &Path,
-    config: &crate::config::Config,
-    embed: bool,
-) -> Option<Report> {
+/// After a project's build: its dependencies found and each one's index ensured on the
+/// lexical plane (a fraction of a second per package; `knowcode deps` adds vectors). None when
+/// the project declares none.
+pub async fn index_for_project(root: &Path, config: &crate::config::Config) -> Option<Report> {
     let found = discover(root, config.index.dependencies);
     if found == Discovery::default() {
         return None;
     }
-    let indexed = cache::ensure(&found.found, config, embed).await;
+    let indexed = cache::ensure(&found.found, config, false).await;
     Some(Report::new(&found, indexed))
 }
 
