@@ -82,7 +82,11 @@ fn walk_globs(dependency: &Dependency) -> Vec<String> {
 }
 
 /// Source bytes of the files the dependency's index would read.
-fn source_bytes(dependency: &Dependency, globs: &[String], config: &Config) -> Result<u64, String> {
+fn source_bytes(
+    dependency: &Dependency,
+    globs: &[String],
+    config: &Config,
+) -> Result<u64, super::Unusable> {
     let options = WalkOptions {
         max_file_bytes: config.index.max_file_bytes,
         ignore_globs: globs.to_vec(),
@@ -93,7 +97,10 @@ fn source_bytes(dependency: &Dependency, globs: &[String], config: &Config) -> R
         &options,
         &crate::parse::languages::is_supported,
     )
-    .map_err(|e| format!("cannot walk {}: {e}", dependency.label()))?;
+    .map_err(|e| super::Unusable::Read {
+        file: dependency.label(),
+        message: e.to_string(),
+    })?;
     Ok(files.values().map(|s| s.size).sum())
 }
 
@@ -164,10 +171,10 @@ async fn ensure_one(dependency: &Dependency, config: &Config, embed: bool) -> In
     let globs = walk_globs(dependency);
     let bytes = match source_bytes(dependency, &globs, config) {
         Ok(bytes) => bytes,
-        Err(reason) => {
+        Err(unusable) => {
             return Indexed {
                 outcome: Outcome::Failed,
-                reason: Some(reason),
+                reason: Some(unusable.to_string()),
                 ..indexed
             };
         }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Dependency, Discovery, Ecosystem, Missing, read_text};
+use super::{Dependency, Discovery, Ecosystem, Missing, read_toml};
 
 const ECOSYSTEM: Ecosystem = Ecosystem::Cargo;
 const DEPENDENCY_TABLES: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
@@ -36,13 +36,11 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
         return out;
     }
     let lock_path = root.join("Cargo.lock");
-    let lock: Lock = match read_text(&lock_path)
-        .and_then(|t| toml::from_str(&t).map_err(|e| e.to_string()))
-    {
+    let lock: Lock = match read_toml(&lock_path) {
         Ok(lock) => lock,
-        Err(reason) => {
+        Err(unusable) => {
             let reason = if lock_path.exists() {
-                format!("Cargo.lock does not parse: {reason}")
+                unusable.to_string()
             } else {
                 "no Cargo.lock: versions are not resolved (run `cargo generate-lockfile`)".into()
             };
@@ -59,8 +57,8 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
     } else {
         let names = match declared(root, &manifest_path) {
             Ok(names) => names,
-            Err(reason) => {
-                out.problem(ECOSYSTEM, root, &manifest_path, reason);
+            Err(unusable) => {
+                out.problem(ECOSYSTEM, root, &manifest_path, unusable.to_string());
                 return out;
             }
         };
@@ -89,9 +87,8 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
 }
 
 /// Package names the manifest and its workspace members declare (renames resolved).
-fn declared(root: &Path, manifest: &Path) -> Result<BTreeSet<String>, String> {
-    let value: toml::Value = toml::from_str(&read_text(manifest)?)
-        .map_err(|e| format!("Cargo.toml does not parse: {e}"))?;
+fn declared(root: &Path, manifest: &Path) -> Result<BTreeSet<String>, super::Unusable> {
+    let value: toml::Value = read_toml(manifest)?;
     let mut names = BTreeSet::new();
     collect_names(&value, &mut names);
     let members = value
@@ -102,10 +99,7 @@ fn declared(root: &Path, manifest: &Path) -> Result<BTreeSet<String>, String> {
         .unwrap_or_default();
     for member in members.iter().filter_map(|m| m.as_str()) {
         for folder in member_folders(root, member) {
-            let parsed = read_text(&folder.join("Cargo.toml"))
-                .ok()
-                .and_then(|t| toml::from_str::<toml::Value>(&t).ok());
-            if let Some(value) = parsed {
+            if let Ok(value) = read_toml::<toml::Value>(&folder.join("Cargo.toml")) {
                 collect_names(&value, &mut names);
             }
         }

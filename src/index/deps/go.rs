@@ -17,8 +17,8 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
     }
     let text = match read_text(&manifest) {
         Ok(text) => text,
-        Err(reason) => {
-            out.problem(ECOSYSTEM, root, &manifest, reason);
+        Err(unusable) => {
+            out.problem(ECOSYSTEM, root, &manifest, unusable.to_string());
             return out;
         }
     };

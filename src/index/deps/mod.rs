@@ -240,9 +240,46 @@ pub async fn index_for_project(root: &Path, config: &crate::config::Config) -> O
     Some(Report::new(&found, indexed))
 }
 
-/// A file's text, or the problem reading it.
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
+/// Why a manifest, lockfile or package folder could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("cannot read {file}: {message}")]
+    Read { file: String, message: String },
+    #[error("{file} does not parse: {message}")]
+    Parse { file: String, message: String },
+    #[error("{0}")]
+    Absent(&'static str),
+}
+
+/// A file's name, as problems name it (never a machine path).
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A file's text.
+fn read_text(path: &Path) -> Result<String, Unusable> {
+    std::fs::read_to_string(path).map_err(|e| Unusable::Read {
+        file: file_name(path),
+        message: e.to_string(),
+    })
+}
+
+/// A TOML file, parsed.
+fn read_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Unusable> {
+    toml::from_str(&read_text(path)?).map_err(|e| Unusable::Parse {
+        file: file_name(path),
+        message: e.message().to_string(),
+    })
+}
+
+/// A JSON file, parsed.
+fn read_json(path: &Path) -> Result<serde_json::Value, Unusable> {
+    serde_json::from_str(&read_text(path)?).map_err(|e| Unusable::Parse {
+        file: file_name(path),
+        message: e.to_string(),
+    })
 }
 
 /// `$HOME`, for caches under it.

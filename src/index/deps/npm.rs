@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{Dependency, Discovery, Ecosystem, Missing, read_text};
+use super::{Dependency, Discovery, Ecosystem, Missing, Unusable, read_json};
 
 const ECOSYSTEM: Ecosystem = Ecosystem::Npm;
 const SECTIONS: [&str; 4] = [
@@ -22,21 +22,14 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
     if !manifest.is_file() {
         return out;
     }
-    let declared: BTreeSet<String> = match read_text(&manifest)
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()))
-    {
+    let declared: BTreeSet<String> = match read_json(&manifest) {
         Ok(value) => SECTIONS
             .iter()
             .filter_map(|s| value.get(s).and_then(|d| d.as_object()))
             .flat_map(|d| d.keys().cloned())
             .collect(),
-        Err(reason) => {
-            out.problem(
-                ECOSYSTEM,
-                root,
-                &manifest,
-                format!("does not parse: {reason}"),
-            );
+        Err(unusable) => {
+            out.problem(ECOSYSTEM, root, &manifest, unusable.to_string());
             return out;
         }
     };
@@ -56,11 +49,11 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
                 root: folder,
                 only: Vec::new(),
             }),
-            Err(reason) => out.missing.push(Missing {
+            Err(unusable) => out.missing.push(Missing {
                 ecosystem: ECOSYSTEM,
                 name,
                 version: None,
-                reason,
+                reason: unusable.to_string(),
                 fetch: if root.join("package-lock.json").is_file() {
                     "npm ci".into()
                 } else {
@@ -72,18 +65,15 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
     out
 }
 
-fn installed_version(folder: &Path) -> Result<String, String> {
+fn installed_version(folder: &Path) -> Result<String, Unusable> {
     if !folder.is_dir() {
-        return Err("not in node_modules".into());
+        return Err(Unusable::Absent("not in node_modules"));
     }
-    let text = read_text(&folder.join("package.json"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("package.json does not parse: {e}"))?;
-    value
+    read_json(&folder.join("package.json"))?
         .get("version")
         .and_then(|v| v.as_str())
         .map(String::from)
-        .ok_or_else(|| "package.json has no version".into())
+        .ok_or(Unusable::Absent("package.json has no version"))
 }
 
 /// `node_modules/<name>` and `node_modules/@scope/<name>` (not `.bin` and other dot folders).

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::{Dependency, Discovery, Ecosystem, Missing, read_text};
+use super::{Dependency, Discovery, Ecosystem, Missing, read_text, read_toml};
 
 const ECOSYSTEM: Ecosystem = Ecosystem::Python;
 
@@ -105,9 +105,7 @@ fn declared(root: &Path, out: &mut Discovery) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let pyproject = root.join("pyproject.toml");
     if pyproject.is_file() {
-        match read_text(&pyproject)
-            .and_then(|t| toml::from_str::<toml::Value>(&t).map_err(|e| e.to_string()))
-        {
+        match read_toml::<toml::Value>(&pyproject) {
             Ok(value) => {
                 let project = value.get("project");
                 let listed = project
@@ -141,12 +139,7 @@ fn declared(root: &Path, out: &mut Discovery) -> BTreeSet<String> {
                         .map(|k| normalise(k)),
                 );
             }
-            Err(reason) => out.problem(
-                ECOSYSTEM,
-                root,
-                &pyproject,
-                format!("does not parse: {reason}"),
-            ),
+            Err(unusable) => out.problem(ECOSYSTEM, root, &pyproject, unusable.to_string()),
         }
     }
     let requirements = std::fs::read_dir(root)
