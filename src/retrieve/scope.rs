@@ -37,14 +37,14 @@ pub struct DependencyIndex {
     pub package: String,
     /// How code and questions name the package (`serde_json`, `requests`, `cobra`).
     names: Vec<String>,
-    pub retriever: Retriever,
+    pub retriever: Arc<Retriever>,
 }
 
 /// One sibling repository of the workspace (`workspace.roots`), read from its own store.
 pub struct RepoIndex {
     /// The sibling's folder name, as rows name it.
     pub repo: String,
-    pub retriever: Retriever,
+    pub retriever: Arc<Retriever>,
 }
 
 /// The project's dependencies that have an index on this machine, and its workspace's
@@ -223,20 +223,37 @@ impl PackageAnswer {
 const NO_DEPENDENCIES: &str = "no dependency index on this machine: run `knowcode deps` in the project (sources must be on disk: cargo fetch, pip install, npm ci, go mod download)";
 
 impl Retriever {
-    /// The dependency indexes of the project this retriever answers about.
+    /// The dependency indexes of the project this retriever answers about, found again at
+    /// most every [`REDISCOVER_AFTER`] (the retrievers of packages still there are kept, with
+    /// the generations they loaded).
     pub async fn dependency_indexes(&self) -> Result<Arc<DependencyIndexes>, KnowcodeError> {
-        if let Some((at, found)) = self.dependencies.lock().expect("deps lock").as_ref()
+        let previous = self.dependencies.lock().expect("deps lock").clone();
+        if let Some((at, found)) = &previous
             && at.elapsed() < REDISCOVER_AFTER
         {
             return Ok(Arc::clone(found));
         }
         let root = self.generation().await?.root.clone();
-        let found = Arc::new(self.find_dependency_indexes(&root));
+        let previous = previous.map(|(_, found)| found).unwrap_or_default();
+        let found = Arc::new(self.find_dependency_indexes(&root, &previous));
         *self.dependencies.lock().expect("deps lock") = Some((Instant::now(), Arc::clone(&found)));
         Ok(found)
     }
 
-    fn find_dependency_indexes(&self, root: &Path) -> DependencyIndexes {
+    /// A retriever over `dir`: the one found last time, when there was one, else a new one.
+    fn kept_or_new(
+        &self,
+        previous: Option<&Arc<Retriever>>,
+        dir: std::path::PathBuf,
+    ) -> Arc<Retriever> {
+        previous.map_or_else(|| Arc::new(self.sibling(dir)), Arc::clone)
+    }
+
+    fn find_dependency_indexes(
+        &self,
+        root: &Path,
+        previous: &DependencyIndexes,
+    ) -> DependencyIndexes {
         let selection = self.config.index.dependencies;
         let discovery = deps::discover(root, selection);
         let packages = discovery
@@ -249,14 +266,16 @@ impl Retriever {
                     &dependency.version,
                 );
                 crate::store::Store::at(&dir).current_id()?;
+                let package = dependency.label();
+                let kept = previous.packages.iter().find(|p| p.package == package);
                 Some(DependencyIndex {
-                    package: dependency.label(),
                     names: import_names(&dependency),
-                    retriever: self.sibling(dir),
+                    retriever: self.kept_or_new(kept.map(|p| &p.retriever), dir),
+                    package,
                 })
             })
             .collect();
-        let (repos, repos_missing) = self.find_repos(root);
+        let (repos, repos_missing) = self.find_repos(root, previous);
         DependencyIndexes {
             packages,
             repos,
@@ -265,7 +284,11 @@ impl Retriever {
     }
 
     /// The workspace's sibling repositories (relative roots against the project's folder).
-    fn find_repos(&self, root: &Path) -> (Vec<RepoIndex>, Vec<String>) {
+    fn find_repos(
+        &self,
+        root: &Path,
+        previous: &DependencyIndexes,
+    ) -> (Vec<RepoIndex>, Vec<String>) {
         let mut repos = Vec::new();
         let mut missing = Vec::new();
         for configured in &self.config.workspace.roots {
@@ -275,9 +298,10 @@ impl Retriever {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| configured.to_string_lossy().into_owned());
             if crate::store::Store::at(&folder).current_id().is_some() {
+                let kept = previous.repos.iter().find(|r| r.repo == repo);
                 repos.push(RepoIndex {
+                    retriever: self.kept_or_new(kept.map(|r| &r.retriever), folder),
                     repo,
-                    retriever: self.sibling(folder),
                 });
             } else {
                 missing.push(repo);

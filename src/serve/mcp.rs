@@ -41,7 +41,7 @@ impl McpServer {
     fn instructions(&self) -> String {
         match &self.service {
             Ok(service) => format!(
-                "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate (verbosity=standard, more max_tokens or limit_entities) only when sufficiency_score is below {} (this server's sufficiency_threshold).",
+                "Use knowcode_retrieve action=query first (minimal verbosity, small budget); escalate (verbosity=standard, more max_tokens or limit_entities) only when sufficiency_score is below {} (this server's sufficiency_threshold). For a library's API at the version this project locks, search with scope=dependencies and the name you would write (e.g. tokio::spawn).",
                 service.config().config.sufficiency_threshold
             ),
             Err(e) => format!(
