@@ -27,6 +27,9 @@ use crate::parse::Entity;
 const REDISCOVER_AFTER: Duration = Duration::from_secs(30);
 /// Packages a `query` without a named package is asked in, at most.
 const QUERIED_PACKAGES: usize = 3;
+/// A package's closeness to a question: the mean similarity of its this many nearest
+/// definitions (1, 3 and 10 measured in docs/benchmarks.md; 3 was the steadiest).
+const CLOSEST_DEFINITIONS: usize = 3;
 
 /// The lazily found dependency indexes of a retriever.
 pub type DependencySlot = Mutex<Option<(Instant, Arc<DependencyIndexes>)>>;
@@ -415,6 +418,7 @@ impl Retriever {
     ) -> Result<PackageAnswer, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
         let named = indexes.named_in_question(&request.query);
+        let named_none = named.is_empty();
         let project = match with_project {
             true => Some(self.query(request).await?),
             false => None,
@@ -422,7 +426,7 @@ impl Retriever {
         let packages: Vec<&DependencyIndex> = match (with_project, named.is_empty()) {
             (true, true) => Vec::new(),
             (_, false) => named,
-            (false, true) => self.packages_by_words(&indexes, &request.query).await?,
+            (false, true) => self.packages_for_question(&indexes, request).await?,
         };
         let mut others = Vec::new();
         if with_project {
@@ -441,13 +445,19 @@ impl Retriever {
                 ..PackageAnswer::of_project(payload)
             });
         }
-        let best = others.into_iter().reduce(|a, b| {
-            if b.payload.sufficiency_score > a.payload.sufficiency_score {
-                b
-            } else {
-                a
-            }
-        });
+        // Packages chosen by closeness answer in that order (the closest one's answer); named
+        // packages and siblings are compared by how sufficient their answers are.
+        let closest_first = !with_project && named_none;
+        let best = match closest_first {
+            true => others.into_iter().next(),
+            false => others.into_iter().reduce(|a, b| {
+                if b.payload.sufficiency_score > a.payload.sufficiency_score {
+                    b
+                } else {
+                    a
+                }
+            }),
+        };
         let answer = match (project, best) {
             (Some(project), Some(other))
                 if other.payload.sufficiency_score <= project.sufficiency_score =>
@@ -467,33 +477,55 @@ impl Retriever {
         Ok(answer)
     }
 
-    /// Up to [`QUERIED_PACKAGES`] packages with the most definitions named by the question's
-    /// words.
-    async fn packages_by_words<'a>(
+    /// Up to [`QUERIED_PACKAGES`] packages closest to the question, closest first: by the
+    /// mean cosine similarity of the question's vector (computed once, shared) to the
+    /// package's [`CLOSEST_DEFINITIONS`] nearest definitions (signature views, held in memory),
+    /// then by how many of the question's words name a definition of the package (the only
+    /// measure of a lexical one).
+    async fn packages_for_question<'a>(
         &self,
         indexes: &'a DependencyIndexes,
-        question: &str,
+        request: &QueryRequest,
     ) -> Result<Vec<&'a DependencyIndex>, KnowcodeError> {
-        let words: Vec<&str> = question
+        let plan = super::plan::QueryPlan::for_query(request, self.config.config.hybrid_alpha);
+        let words: Vec<&str> = request
+            .query
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| w.len() > 2)
             .collect();
         let mut scored = Vec::new();
         for package in &indexes.packages {
             let generation = package.retriever.generation().await?;
+            let vector = match generation.has_vectors() {
+                true => package
+                    .retriever
+                    .query_vector(&generation, plan.question.embedding_text())
+                    .await
+                    .ok()
+                    .flatten(),
+                false => None,
+            };
+            let similarity = vector
+                .map(|v| {
+                    let top = generation
+                        .signature_views
+                        .nearest_scored(&v, CLOSEST_DEFINITIONS);
+                    top.iter().map(|(_, s)| *s).sum::<f32>() / top.len().max(1) as f32
+                })
+                .unwrap_or(0.0);
             let hits = words
                 .iter()
                 .filter(|w| generation.entities_named(w).next().is_some())
                 .count();
-            if hits > 0 {
-                scored.push((hits, package));
+            if similarity > 0.0 || hits > 0 {
+                scored.push((similarity, hits, package));
             }
         }
-        scored.sort_by_key(|(hits, _)| std::cmp::Reverse(*hits));
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         Ok(scored
             .into_iter()
             .take(QUERIED_PACKAGES)
-            .map(|(_, p)| p)
+            .map(|(_, _, p)| p)
             .collect())
     }
 }
