@@ -20,7 +20,7 @@ use crate::walk::{self, WalkOptions};
 pub const MAX_EMBEDDED_BYTES: u64 = 1024 * 1024;
 
 /// What happened to one dependency's index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Its store already held a generation (built for this or another project).
@@ -33,6 +33,19 @@ pub enum Outcome {
     Indexed,
     /// Not indexed yet (`inspect stats`, `knowcode deps --list`).
     NotIndexed,
+}
+
+impl Outcome {
+    /// The outcome's name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Reused => "reused",
+            Outcome::Built => "built",
+            Outcome::Failed => "failed",
+            Outcome::Indexed => "indexed",
+            Outcome::NotIndexed => "not_indexed",
+        }
+    }
 }
 
 /// One dependency's index, as `inspect stats` and `knowcode deps` list it.

@@ -190,10 +190,7 @@ impl Report {
                 "  {:<7} {:<40} {:<11} {:<8} {:>7} entities {:>10} bytes{}\n",
                 i.ecosystem.as_str(),
                 format!("{}@{}", i.name, i.version),
-                serde_json::to_value(&i.outcome)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                i.outcome.as_str(),
                 i.kind.unwrap_or("-"),
                 i.entities,
                 i.bytes,
