@@ -191,6 +191,18 @@ impl ChunkSearch {
         Ok(hits.into_iter().map(|h| h.id).collect())
     }
 
+    /// The cosine similarities of the `limit` chunks nearest to `vector`, best first (the
+    /// base's table only): how close a whole index is to a question.
+    pub async fn nearest_similarities(
+        &self,
+        vector: &[f32],
+        limit: usize,
+    ) -> StoreResult<Vec<f64>> {
+        let hits = self.base.nearest(vector, limit, &self.hidden).await?;
+        // Scores are negated cosine distances (1 − cosine).
+        Ok(hits.into_iter().map(|h| 1.0 + f64::from(h.score)).collect())
+    }
+
     /// Ids of the chunks with a vector nearest to `vector` (cosine), best first.
     pub async fn nearest(&self, vector: &[f32], limit: usize) -> StoreResult<Vec<String>> {
         let mut hits = self.base.nearest(vector, limit, &self.hidden).await?;
