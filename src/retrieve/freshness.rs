@@ -131,18 +131,14 @@ fn current_hash(path: &Path, state: &FileState) -> Option<String> {
 
 fn compute(generation: &LoadedGeneration) -> Freshness {
     let manifest = &generation.manifest;
-    let unrelated_tree = generation
-        .overlay_note
-        .as_ref()
-        .is_some_and(|note| note.reason == "not_a_checkout");
-    if unrelated_tree {
+    if generation.tree_unrelated() {
         // Not a checkout of the indexed repository: comparing it says nothing (and walking a
         // home folder on every answer would cost more than the answer).
         return Freshness {
             generation_id: generation.id.clone(),
             kind: manifest.kind.as_str(),
             indexed_at_ms: manifest.created_at_ms,
-            overlay: generation.overlay_note.clone().map(Box::new),
+            overlay: generation.overlay_note().map(Box::new),
             ..Freshness::default()
         };
     }
@@ -198,6 +194,6 @@ fn compute(generation: &LoadedGeneration) -> Freshness {
         added,
         deleted,
         overlay_files: generation.overlay_files,
-        overlay: generation.overlay_note.clone().map(Box::new),
+        overlay: generation.overlay_note().map(Box::new),
     }
 }

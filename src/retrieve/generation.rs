@@ -37,8 +37,8 @@ pub struct LoadedGeneration {
     pub overlay_files: usize,
     /// Why the working tree's overlay was not applied (None: applied, or no overlay asked).
     pub overlay_skipped: Option<Skip>,
-    /// What payloads say about it.
-    pub overlay_note: Option<OverlayNote>,
+    /// A server is building the skipped overlay in the background.
+    pub overlay_building: bool,
     /// Signature-view vectors, held in memory (empty in lexical and older generations).
     pub signature_views: SignatureViews,
     /// Whole-file term statistics for the file-evidence leg.
@@ -66,6 +66,18 @@ impl LoadedGeneration {
             .iter()
             .filter(|e| e.kind == EdgeKind::Calls && e.target.is_none() && e.target_name == name)
             .count()
+    }
+
+    /// What payloads say when the working tree's overlay is not applied.
+    pub fn overlay_note(&self) -> Option<OverlayNote> {
+        let skip = self.overlay_skipped.as_ref()?;
+        Some(super::overlay::note_of(skip, self.overlay_building))
+    }
+
+    /// Whether the working tree is not a checkout of the indexed repository (answers come
+    /// from the index alone and the tree is not compared with it).
+    pub fn tree_unrelated(&self) -> bool {
+        matches!(self.overlay_skipped, Some(Skip::NotCheckout(_)))
     }
 
     /// The entity with id `id`.
@@ -176,10 +188,6 @@ impl LoadedGeneration {
             }
             _ => base,
         };
-        let overlay_note = parts
-            .skipped
-            .as_ref()
-            .map(|skip| super::overlay::note_of(skip, false));
         let decoded = parts.decoded;
         let mut generation = LoadedGeneration {
             id: id.to_string(),
@@ -189,7 +197,7 @@ impl LoadedGeneration {
             chunk_table: parts.search,
             overlay_files: parts.overlay_files,
             overlay_skipped: parts.skipped,
-            overlay_note,
+            overlay_building: false,
             signature_views: SignatureViews::new(decoded.signature_views),
             files: FileIndex::build(&decoded.chunks),
             entities: decoded.entities,
@@ -434,11 +442,11 @@ impl GenerationCache {
         let tree = self.working_tree.as_deref();
         let mut generation =
             LoadedGeneration::assemble(id, base, tree, self.overlay.as_ref(), true).await?;
-        if let Some(skip @ Skip::TooManyFiles { .. }) = &generation.overlay_skipped
+        if let Some(Skip::TooManyFiles { .. }) = &generation.overlay_skipped
             && self.background_overlays
         {
             self.build_overlay_in_background(id, dir);
-            generation.overlay_note = Some(super::overlay::note_of(skip, true));
+            generation.overlay_building = true;
         }
         Ok(generation)
     }

@@ -925,7 +925,7 @@ impl Answer<'_> {
         if self.generation.manifest.kind == crate::store::GenerationKind::Lexical {
             errors.push("lexical generation: ranked without vectors".into());
         }
-        if let Some(note) = &self.generation.overlay_note {
+        if let Some(note) = self.generation.overlay_note() {
             errors.push(format!(
                 "overlay not applied ({}): {}; {}",
                 note.reason, note.detail, note.hint

@@ -164,27 +164,46 @@ fn import_names(dependency: &Dependency) -> Vec<String> {
     names
 }
 
-/// A `search` row of a dependency (`package`), of a sibling repository (`repo`), or of the
-/// project (neither).
+/// A row or an answer and where it comes from: a dependency (`package`, `name@version`), a
+/// sibling repository (`repo`), or the project (neither).
 #[derive(Debug, Clone, Serialize)]
-pub struct PackageRow {
+pub struct Sourced<T> {
     #[serde(flatten)]
-    pub row: EntityRow,
+    pub item: T,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
 }
 
-impl PackageRow {
-    fn project(row: EntityRow) -> PackageRow {
-        PackageRow {
-            row,
+impl<T> Sourced<T> {
+    fn project(item: T) -> Self {
+        Sourced {
+            item,
             package: None,
             repo: None,
         }
     }
+
+    fn of_package(package: &DependencyIndex, item: T) -> Self {
+        Sourced {
+            package: Some(package.package.clone()),
+            ..Sourced::project(item)
+        }
+    }
+
+    fn of_repo(repo: &RepoIndex, item: T) -> Self {
+        Sourced {
+            repo: Some(repo.repo.clone()),
+            ..Sourced::project(item)
+        }
+    }
 }
+
+/// A `search` row with where it comes from.
+pub type PackageRow = Sourced<EntityRow>;
+/// A `query` answer with where it comes from.
+pub type PackageAnswer = Sourced<QueryPayload>;
 
 /// `search` over dependencies (`scope=dependencies|all`).
 #[derive(Debug, Clone, Serialize)]
@@ -198,29 +217,6 @@ pub struct ScopedSearchPayload {
     /// Why nothing could be looked in, when so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-}
-
-/// `query` answered from a dependency, a sibling repository or the project.
-#[derive(Debug, Clone, Serialize)]
-pub struct PackageAnswer {
-    #[serde(flatten)]
-    pub payload: QueryPayload,
-    /// `name@version` of the package the answer comes from (absent: not a dependency).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
-    /// The sibling repository the answer comes from (absent: not a sibling).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repo: Option<String>,
-}
-
-impl PackageAnswer {
-    fn of_project(payload: QueryPayload) -> PackageAnswer {
-        PackageAnswer {
-            payload,
-            package: None,
-            repo: None,
-        }
-    }
 }
 
 const NO_DEPENDENCIES: &str = "no dependency index on this machine: run `knowcode deps` in the project (sources must be on disk: cargo fetch, pip install, npm ci, go mod download)";
@@ -323,17 +319,17 @@ impl Retriever {
         with_project: bool,
     ) -> Result<ScopedSearchPayload, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
-        let project = self.search_ranked(pattern, limit, verbosity).await?;
         // (match rank, order, row): the project and its siblings come before any package.
         let mut rows: Vec<(u8, usize, PackageRow)> = Vec::new();
         let mut total = 0;
-        if with_project {
+        let freshness = if with_project {
+            let project = self.search_ranked(pattern, limit, verbosity).await?;
             total += project.total;
             rows.extend(
                 project
                     .rows
                     .into_iter()
-                    .map(|(rank, row)| (rank, 0, PackageRow::project(row))),
+                    .map(|(rank, row)| (rank, 0, Sourced::project(row))),
             );
             for repo in &indexes.repos {
                 let found = repo
@@ -341,32 +337,29 @@ impl Retriever {
                     .search_ranked(pattern, limit, verbosity)
                     .await?;
                 total += found.total;
-                let label = || Some(repo.repo.clone());
-                rows.extend(found.rows.into_iter().map(|(rank, row)| {
-                    (
-                        rank,
-                        0,
-                        PackageRow {
-                            repo: label(),
-                            ..PackageRow::project(row)
-                        },
-                    )
-                }));
+                rows.extend(
+                    found
+                        .rows
+                        .into_iter()
+                        .map(|(rank, row)| (rank, 0, Sourced::of_repo(repo, row))),
+                );
             }
-        }
+            project.freshness
+        } else {
+            super::freshness::check(&*self.generation().await?)
+        };
         let named = indexes.named_in_pattern(pattern);
         let standard = verbosity != Verbosity::Minimal;
         for (package, rest) in &named {
             let generation = package.retriever.generation().await?;
             let found = qualified_lookup(&generation.entities, rest);
             total += found.len();
-            let label = || Some(package.package.clone());
             rows.extend(found.into_iter().take(limit).map(|e| {
-                let row = PackageRow {
-                    package: label(),
-                    ..PackageRow::project(super::search_row(e, standard))
-                };
-                (0, 0, row)
+                (
+                    0,
+                    0,
+                    Sourced::of_package(package, super::search_row(e, standard)),
+                )
             }));
         }
         if named.is_empty() {
@@ -376,17 +369,12 @@ impl Retriever {
                     .search_ranked(pattern, limit, verbosity)
                     .await?;
                 total += found.total;
-                let label = || Some(package.package.clone());
-                rows.extend(found.rows.into_iter().map(|(rank, row)| {
-                    (
-                        rank,
-                        order + 1,
-                        PackageRow {
-                            package: label(),
-                            ..PackageRow::project(row)
-                        },
-                    )
-                }));
+                rows.extend(
+                    found
+                        .rows
+                        .into_iter()
+                        .map(|(rank, row)| (rank, order + 1, Sourced::of_package(package, row))),
+                );
             }
         }
         rows.sort_by_key(|(rank, order, _)| (*rank, *order));
@@ -397,7 +385,7 @@ impl Retriever {
                 .map(|(_, _, row)| row)
                 .collect(),
             total,
-            freshness: project.freshness,
+            freshness,
             packages_searched: if named.is_empty() {
                 indexes.packages.len()
             } else {
@@ -407,10 +395,10 @@ impl Retriever {
         })
     }
 
-    /// `query` with a scope other than `project`: the packages the question names (else those
-    /// whose definitions its words name), the most sufficient answer kept; with `with_project`
-    /// (`all`), the project's answer unless a sibling repository or a named package answers
-    /// better.
+    /// `query` with a scope other than `project`: the packages the question names, the most
+    /// sufficient answer kept, else the answer of the package closest to the question; with
+    /// `with_project` (`all`), the project's answer unless a sibling repository or a named
+    /// package answers more sufficiently.
     pub async fn query_scoped(
         &self,
         request: &QueryRequest,
@@ -431,19 +419,14 @@ impl Retriever {
         let mut others = Vec::new();
         if with_project {
             for repo in &indexes.repos {
-                let payload = repo.retriever.query(request).await?;
-                others.push(PackageAnswer {
-                    repo: Some(repo.repo.clone()),
-                    ..PackageAnswer::of_project(payload)
-                });
+                others.push(Sourced::of_repo(repo, repo.retriever.query(request).await?));
             }
         }
         for package in packages {
-            let payload = package.retriever.query(request).await?;
-            others.push(PackageAnswer {
-                package: Some(package.package.clone()),
-                ..PackageAnswer::of_project(payload)
-            });
+            others.push(Sourced::of_package(
+                package,
+                package.retriever.query(request).await?,
+            ));
         }
         // Packages chosen by closeness answer in that order (the closest one's answer); named
         // packages and siblings are compared by how sufficient their answers are.
@@ -451,7 +434,7 @@ impl Retriever {
         let best = match closest_first {
             true => others.into_iter().next(),
             false => others.into_iter().reduce(|a, b| {
-                if b.payload.sufficiency_score > a.payload.sufficiency_score {
+                if b.item.sufficiency_score > a.item.sufficiency_score {
                     b
                 } else {
                     a
@@ -460,18 +443,18 @@ impl Retriever {
         };
         let answer = match (project, best) {
             (Some(project), Some(other))
-                if other.payload.sufficiency_score <= project.sufficiency_score =>
+                if other.item.sufficiency_score <= project.sufficiency_score =>
             {
-                PackageAnswer::of_project(project)
+                Sourced::project(project)
             }
             (_, Some(other)) => other,
-            (Some(project), None) => PackageAnswer::of_project(project),
+            (Some(project), None) => Sourced::project(project),
             (None, None) => {
                 let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
                 });
                 let freshness = super::freshness::check(&*self.generation().await?);
-                PackageAnswer::of_project(QueryPayload::nothing(freshness, why))
+                Sourced::project(QueryPayload::nothing(freshness, why))
             }
         };
         Ok(answer)
