@@ -50,6 +50,21 @@ impl Cache {
         serde_json::from_slice(&out.stdout).expect("one JSON object")
     }
 
+    /// `search` or `query` of `text` on the project at `root`, with `--scope scope`.
+    fn scoped(
+        &self,
+        action: &str,
+        text: &str,
+        root: &str,
+        scope: &str,
+        extra: &[(&str, &str)],
+    ) -> Value {
+        self.json(
+            &[action, text, "--store", root, "--scope", scope, "--json"],
+            extra,
+        )
+    }
+
     /// Whether any payload text holds a path of this machine.
     fn assert_no_machine_path(&self, payload: &Value, project: &Path) {
         let text = payload.to_string();
@@ -169,18 +184,7 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     assert_eq!(again["indexed"][0]["outcome"], "reused", "{again}");
 
     // `search` by the qualified name a caller writes, scoped to dependencies.
-    let found = cache.json(
-        &[
-            "search",
-            "itoa::Buffer::format",
-            "--store",
-            root,
-            "--scope",
-            "dependencies",
-            "--json",
-        ],
-        &[],
-    );
+    let found = cache.scoped("search", "itoa::Buffer::format", root, "dependencies", &[]);
     let first = &found["results"][0];
     assert_eq!(first["package"], format!("itoa@{itoa}"), "{found}");
     assert_eq!(first["id"], "src/lib.rs::Buffer.format", "{found}");
@@ -194,18 +198,7 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
 
     // `query` over both: a question about the project answers from the project; one naming the
     // dependency answers from it.
-    let project_answer = cache.json(
-        &[
-            "query",
-            "print an invoice number",
-            "--store",
-            root,
-            "--scope",
-            "all",
-            "--json",
-        ],
-        &[],
-    );
+    let project_answer = cache.scoped("query", "print an invoice number", root, "all", &[]);
     assert!(project_answer.get("package").is_none(), "{project_answer}");
     assert!(
         project_answer["context_text"]
@@ -214,16 +207,11 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
             .contains("print_invoice_number"),
         "{project_answer}"
     );
-    let dependency_answer = cache.json(
-        &[
-            "query",
-            "how does itoa format an integer into its Buffer",
-            "--store",
-            root,
-            "--scope",
-            "dependencies",
-            "--json",
-        ],
+    let dependency_answer = cache.scoped(
+        "query",
+        "how does itoa format an integer into its Buffer",
+        root,
+        "dependencies",
         &[],
     );
     assert_eq!(
@@ -297,16 +285,11 @@ fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
         &venv_env,
     );
     assert!(out.status.success());
-    let found = cache.json(
-        &[
-            "search",
-            "click.Command.invoke",
-            "--store",
-            root,
-            "--scope",
-            "dependencies",
-            "--json",
-        ],
+    let found = cache.scoped(
+        "search",
+        "click.Command.invoke",
+        root,
+        "dependencies",
         &venv_env,
     );
     assert_eq!(
@@ -400,18 +383,7 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
         "{everything}"
     );
     cache.run(&["index", root, "--no-embed", "--no-deps"], &[]);
-    let found = cache.json(
-        &[
-            "search",
-            "ms.parse",
-            "--store",
-            root,
-            "--scope",
-            "dependencies",
-            "--json",
-        ],
-        &[],
-    );
+    let found = cache.scoped("search", "ms.parse", root, "dependencies", &[]);
     assert_eq!(found["results"][0]["id"], "index.js::parse", "{found}");
     assert_eq!(found["results"][0]["package"], "ms@2.1.3");
 }
@@ -534,18 +506,7 @@ fn sibling_repositories_answer_with_scope_all_each_row_naming_its_repo() {
     let root = path(&project);
 
     // `search` over the workspace: the sibling's rows name it, the project's do not.
-    let found = cache.json(
-        &[
-            "search",
-            "normalize",
-            "--store",
-            root,
-            "--scope",
-            "all",
-            "--json",
-        ],
-        &[],
-    );
+    let found = cache.scoped("search", "normalize", root, "all", &[]);
     let first = &found["results"][0];
     assert_eq!(first["repo"], "kvstore", "{found}");
     assert_eq!(first["id"], "store/store.go::normalize", "{found}");
@@ -553,32 +514,16 @@ fn sibling_repositories_answer_with_scope_all_each_row_naming_its_repo() {
         found["hint"].as_str().unwrap().contains("docs-site"),
         "an unindexed root is named: {found}"
     );
-    let own = cache.json(
-        &[
-            "search",
-            "round_cents",
-            "--store",
-            root,
-            "--scope",
-            "all",
-            "--json",
-        ],
-        &[],
-    );
+    let own = cache.scoped("search", "round_cents", root, "all", &[]);
     assert!(own["results"][0].get("repo").is_none(), "{own}");
     cache.assert_no_machine_path(&found, &project);
 
     // `query`: a question about the sibling answers from it, with its own freshness.
-    let answer = cache.json(
-        &[
-            "query",
-            "how does Store.Get normalize the key before the lookup",
-            "--store",
-            root,
-            "--scope",
-            "all",
-            "--json",
-        ],
+    let answer = cache.scoped(
+        "query",
+        "how does Store.Get normalize the key before the lookup",
+        root,
+        "all",
         &[],
     );
     assert_eq!(answer["repo"], "kvstore", "{answer}");
@@ -592,16 +537,11 @@ fn sibling_repositories_answer_with_scope_all_each_row_naming_its_repo() {
     );
     // A question about the project still answers from the project; `project` scope ignores
     // the workspace.
-    let own_answer = cache.json(
-        &[
-            "query",
-            "apply a percentage discount to an amount",
-            "--store",
-            root,
-            "--scope",
-            "all",
-            "--json",
-        ],
+    let own_answer = cache.scoped(
+        "query",
+        "apply a percentage discount to an amount",
+        root,
+        "all",
         &[],
     );
     assert!(own_answer.get("repo").is_none(), "{own_answer}");

@@ -79,19 +79,38 @@ fn commit(root: &Path, step: &Step, at: i64) {
     git_at(root, &["commit", "-q", "-m", step.message], Some(at));
 }
 
+/// A scripted history being written into a fresh repository, one commit an hour, so the
+/// order of commits (and merges) is known.
+struct History<'a> {
+    root: &'a Path,
+    clock: std::cell::Cell<i64>,
+}
+
+impl<'a> History<'a> {
+    fn start(root: &'a Path) -> Self {
+        git_at(root, &["init", "-q"], None);
+        History {
+            root,
+            clock: std::cell::Cell::new(1_700_000_000),
+        }
+    }
+
+    /// The next commit's time.
+    fn tick(&self) -> i64 {
+        self.clock.set(self.clock.get() + 3600);
+        self.clock.get()
+    }
+
+    fn commit(&self, step: Step) {
+        commit(self.root, &step, self.tick());
+    }
+}
+
 /// The history, oldest first; the comments say what each commit must give.
 fn scripted_repository(root: &Path) {
-    git_at(root, &["init", "-q"], None);
-    let clock = std::cell::Cell::new(1_700_000_000);
-    let tick = || {
-        clock.set(clock.get() + 3600);
-        clock.get()
-    };
-    let next = |root: &Path, step: Step| commit(root, &step, tick());
+    let history = History::start(root);
     // Four source files at once: too_many_files.
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[
                 ("billing/invoice.py", INVOICE),
                 ("billing/tax.py", TAX),
@@ -104,12 +123,9 @@ fn scripted_repository(root: &Path) {
                 ),
             ],
             message: "Start the shop with billing for invoices and taxes and shipping routes for couriers",
-        },
-    );
+        });
     // A task: gold billing/invoice.py, apply_discount; the trailers must not reach the query.
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "billing/invoice.py",
                 &INVOICE.replace(
@@ -118,12 +134,9 @@ fn scripted_repository(root: &Path) {
                 ),
             )],
             message: "Never let apply_discount return a negative invoice total when the discount percent is above one hundred\n\nSigned-off-by: Tester <t@example.com>\nCo-authored-by: Other <o@example.com>",
-        },
-    );
+        });
     // Tests only: no_source_files.
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "tests/test_invoice.py",
                 &format!(
@@ -131,20 +144,14 @@ fn scripted_repository(root: &Path) {
                 ),
             )],
             message: "Cover the discount above one hundred percent in the invoice tests so it stays fixed",
-        },
-    );
+        });
     // Too few words: short_message.
-    next(
-        root,
-        Step {
-            writes: &[("billing/tax.py", &TAX.replace("0.19", "0.190"))],
-            message: "Fix the German rate",
-        },
-    );
+    history.commit(Step {
+        writes: &[("billing/tax.py", &TAX.replace("0.19", "0.190"))],
+        message: "Fix the German rate",
+    });
     // Re-indentation and trailing spaces only: formatting_only.
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "shipping/route.py",
                 &ROUTE.replace(
@@ -153,26 +160,20 @@ fn scripted_repository(root: &Path) {
                 ),
             )],
             message: "Tidy the spacing in the route module so that the formatter stops complaining about it",
-        },
-    );
+        });
     // A version bump.
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "shipping/__init__.py",
                 "\"\"\"Shipping.\"\"\"\n__version__ = \"1.2.0\"\n",
             )],
             message: "Bump version to 1.2.0 for the release with the discount fix and the new shipping rules",
-        },
-    );
+        });
     // A side branch merged with --no-ff under git's own message: the merge has no words of its
     // own and is skipped, the branch's commit is a task (gold shipping/route.py, Courier.assign).
     git_at(root, &["checkout", "-q", "-b", "courier"], None);
     let route_now = std::fs::read_to_string(root.join("shipping/route.py")).unwrap();
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "shipping/route.py",
                 &route_now.replace(
@@ -181,8 +182,7 @@ fn scripted_repository(root: &Path) {
                 ),
             )],
             message: "Courier.assign takes the smallest parcels first so that a courier carries as many parcels as the capacity allows",
-        },
-    );
+        });
     git_at(root, &["checkout", "-q", "main"], None);
     git_at(
         root,
@@ -194,13 +194,11 @@ fn scripted_repository(root: &Path) {
             "-m",
             "Merge branch 'courier'",
         ],
-        Some(tick()),
+        Some(history.tick()),
     );
     // A task: gold billing/tax.py, tax_for (a test file beside it does not count).
     let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[
                 (
                     "billing/tax.py",
@@ -215,14 +213,11 @@ fn scripted_repository(root: &Path) {
                 ),
             ],
             message: "Round the VAT that tax_for returns to whole cents because invoices printed fractions of a cent",
-        },
-    );
+        });
     // A task above the previous one's lines: gold billing/tax.py, zero_rated; the previous
     // task's gold must still be tax_for, now lower in the file.
     let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "billing/tax.py",
                 &tax_now.replace(
@@ -231,8 +226,7 @@ fn scripted_repository(root: &Path) {
                 ),
             )],
             message: "Add zero_rated to tell which products carry no value added tax at all, such as books and food",
-        },
-    );
+        });
     // A rename without edits: no content change (formatting_only), and the Courier task's
     // gold follows the file to its new name.
     git_at(
@@ -248,7 +242,7 @@ fn scripted_repository(root: &Path) {
             "-m",
             "Rename the route module to routes because it holds more than one route helper now",
         ],
-        Some(tick()),
+        Some(history.tick()),
     );
 }
 
@@ -453,57 +447,40 @@ fn merge_pull_request(root: &Path, branch: &str, message: &str, at: i64) {
 /// A history where changes are described in pull requests, not commits: branch commits say
 /// "wip" and "fix", merges carry the request's title and description.
 fn pull_request_history(root: &Path) {
-    git_at(root, &["init", "-q"], None);
-    let clock = std::cell::Cell::new(1_700_000_000);
-    let tick = || {
-        clock.set(clock.get() + 3600);
-        clock.get()
-    };
-    let next = |root: &Path, step: Step| commit(root, &step, tick());
-    next(
-        root,
-        Step {
-            writes: &[
-                ("billing/invoice.py", INVOICE),
-                ("billing/tax.py", TAX),
-                ("shipping/route.py", ROUTE),
-            ],
-            message: "init",
-        },
-    );
+    let history = History::start(root);
+    history.commit(Step {
+        writes: &[
+            ("billing/invoice.py", INVOICE),
+            ("billing/tax.py", TAX),
+            ("shipping/route.py", ROUTE),
+        ],
+        message: "init",
+    });
     // Pull request #1: two short commits; the merge is a task (gold billing/invoice.py).
     git_at(root, &["checkout", "-q", "-b", "fix-discount"], None);
     let floored = INVOICE.replace(
         "return total - total * percent / 100",
         "return max(0, total - total * percent / 100)",
     );
-    next(
-        root,
-        Step {
-            writes: &[("billing/invoice.py", &floored)],
-            message: "wip",
-        },
-    );
-    next(
-        root,
-        Step {
-            writes: &[("billing/invoice.py", &floored.replace("max(0,", "max(0.0,"))],
-            message: "fix",
-        },
-    );
+    history.commit(Step {
+        writes: &[("billing/invoice.py", &floored)],
+        message: "wip",
+    });
+    history.commit(Step {
+        writes: &[("billing/invoice.py", &floored.replace("max(0,", "max(0.0,"))],
+        message: "fix",
+    });
     merge_pull_request(
         root,
         "fix-discount",
         "Merge pull request #1 from tester/fix-discount\n\nNever let apply_discount return a negative total\n\nA discount above one hundred percent made the invoice total negative; it is floored at zero now.",
-        tick(),
+        history.tick(),
     );
     // Pull request #2: one well-described commit; the merge is the task, and the commit is
     // not asked twice (in_merged_pull_request).
     git_at(root, &["checkout", "-q", "-b", "tax-rounding"], None);
     let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "billing/tax.py",
                 &tax_now.replace(
@@ -512,37 +489,31 @@ fn pull_request_history(root: &Path) {
                 ),
             )],
             message: "Round the VAT that tax_for returns to whole cents because invoices printed fractions of a cent",
-        },
-    );
+        });
     merge_pull_request(
         root,
         "tax-rounding",
         "Merge pull request #2 from tester/tax-rounding\n\nRound the VAT to whole cents\n\nInvoices printed fractions of a cent because tax_for returned the raw product.",
-        tick(),
+        history.tick(),
     );
     // A plain merge of a short commit: merge and short_message.
     git_at(root, &["checkout", "-q", "-b", "courier"], None);
     let route_now = std::fs::read_to_string(root.join("shipping/route.py")).unwrap();
-    next(
-        root,
-        Step {
-            writes: &[(
-                "shipping/route.py",
-                &route_now.replace(
-                    "parcels[: self.capacity]",
-                    "sorted(parcels)[: self.capacity]",
-                ),
-            )],
-            message: "smaller first",
-        },
-    );
-    merge_pull_request(root, "courier", "Merge branch 'courier'", tick());
+    history.commit(Step {
+        writes: &[(
+            "shipping/route.py",
+            &route_now.replace(
+                "parcels[: self.capacity]",
+                "sorted(parcels)[: self.capacity]",
+            ),
+        )],
+        message: "smaller first",
+    });
+    merge_pull_request(root, "courier", "Merge branch 'courier'", history.tick());
     // A GitLab merge request: the title and description without the "See merge request" line.
     git_at(root, &["checkout", "-q", "-b", "zero-rated"], None);
     let tax_now = std::fs::read_to_string(root.join("billing/tax.py")).unwrap();
-    next(
-        root,
-        Step {
+    history.commit(Step {
             writes: &[(
                 "billing/tax.py",
                 &tax_now.replace(
@@ -551,13 +522,12 @@ fn pull_request_history(root: &Path) {
                 ),
             )],
             message: "zero rated",
-        },
-    );
+        });
     merge_pull_request(
         root,
         "zero-rated",
         "Merge branch 'zero-rated' into 'main'\n\nAdd zero_rated to tell which products carry no value added tax, such as books and food\n\nSee merge request shop/billing!3",
-        tick(),
+        history.tick(),
     );
 }
 
