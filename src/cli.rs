@@ -317,6 +317,10 @@ pub struct SemanticArgs {
     pub batch: Option<PathBuf>,
     #[arg(long, default_value_t = contract::integer_default(contract::RETRIEVE, "semantic_search", "limit"))]
     pub limit: usize,
+    /// Where to look: the project, its dependencies' indexes (`knowcode deps`), or both,
+    /// ranked together.
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -1009,21 +1013,33 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
     let retriever = retriever(&args.store)?;
     let Some(batch) = &args.batch else {
         let text = args.text.clone().unwrap_or_default();
-        return Ok(print_payload(
-            retriever.semantic_search(&text, args.limit).await,
-            args.store.json,
-        ));
+        let result = match args.scope {
+            Scope::Project => retriever
+                .semantic_search(&text, args.limit)
+                .await
+                .map(|p| to_json(&p)),
+            scope => retriever
+                .semantic_search_scoped(&text, args.limit, scope == Scope::All, true)
+                .await
+                .map(|p| to_json(&p)),
+        };
+        return Ok(print_payload(result, args.store.json));
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for item in read_batch(batch)? {
-        let hits = match retriever
-            .semantic_hits(&item.query, args.limit, false)
-            .await
-        {
-            Ok((hits, _)) => hits,
-            Err(err) => {
-                return Ok(report_error(&err, false));
-            }
+        let hits = match args.scope {
+            Scope::Project => retriever
+                .semantic_hits(&item.query, args.limit, false)
+                .await
+                .map(|(hits, _)| to_json(&hits)),
+            scope => retriever
+                .semantic_search_scoped(&item.query, args.limit, scope == Scope::All, false)
+                .await
+                .map(|p| to_json(&p.results)),
+        };
+        let hits = match hits {
+            Ok(hits) => hits,
+            Err(err) => return Ok(report_error(&err, false)),
         };
         use std::io::Write;
         writeln!(out, "{}", serde_json::json!({"id": item.id, "hits": hits}))?;

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::payload::{EntityRow, QueryPayload};
 use super::profile::Verbosity;
-use super::{QueryRequest, Retriever};
+use super::{QueryRequest, Retriever, SemanticHit};
 use crate::error::KnowcodeError;
 use crate::index::deps::{self, Dependency, Ecosystem};
 use crate::parse::Entity;
@@ -25,8 +25,6 @@ use crate::parse::Entity;
 /// How long a found set of dependency indexes is trusted before the manifests are read again
 /// (a `knowcode deps` run meanwhile is picked up).
 const REDISCOVER_AFTER: Duration = Duration::from_secs(30);
-/// Packages a `query` without a named package is asked in, at most.
-const QUERIED_PACKAGES: usize = 3;
 /// A package's closeness to a question uses its this many nearest chunks and definitions (1,
 /// 3 and 10 measured in docs/benchmarks.md; 3 was the steadiest).
 const CLOSEST_DEFINITIONS: usize = 3;
@@ -395,9 +393,10 @@ impl Retriever {
         })
     }
 
-    /// `query` with a scope other than `project`: the packages the question names, the most
-    /// sufficient answer kept, else the answer of the package closest to the question; with
-    /// `with_project` (`all`), the project's answer unless a sibling repository or a named
+    /// `query` with a scope other than `project`. Packages the question names are each asked
+    /// and the most sufficient answer is kept; a question naming none is answered from the
+    /// package of the first hit of one ranking over every package ([`Self::merged_semantic_hits`]).
+    /// With `with_project` (`all`), the project answers unless a sibling repository or a named
     /// package answers more sufficiently.
     pub async fn query_scoped(
         &self,
@@ -406,105 +405,284 @@ impl Retriever {
     ) -> Result<PackageAnswer, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
         let named = indexes.named_in_question(&request.query);
-        let named_none = named.is_empty();
-        let project = match with_project {
-            true => Some(self.query(request).await?),
-            false => None,
-        };
         let packages: Vec<&DependencyIndex> = match (with_project, named.is_empty()) {
             (true, true) => Vec::new(),
             (_, false) => named,
-            (false, true) => self.packages_for_question(&indexes, request).await?,
+            (false, true) => self
+                .package_for_question(&indexes, request)
+                .await?
+                .into_iter()
+                .collect(),
         };
-        let mut others = Vec::new();
+        let mut answers = Vec::new();
         if with_project {
+            answers.push(Sourced::project(self.query(request).await?));
             for repo in &indexes.repos {
-                others.push(Sourced::of_repo(repo, repo.retriever.query(request).await?));
+                answers.push(Sourced::of_repo(repo, repo.retriever.query(request).await?));
             }
         }
         for package in packages {
-            others.push(Sourced::of_package(
+            answers.push(Sourced::of_package(
                 package,
                 package.retriever.query(request).await?,
             ));
         }
-        // Packages chosen by closeness answer in that order (the closest one's answer); named
-        // packages and siblings are compared by how sufficient their answers are.
-        let closest_first = !with_project && named_none;
-        let best = match closest_first {
-            true => others.into_iter().next(),
-            false => others.into_iter().reduce(|a, b| {
-                if b.item.sufficiency_score > a.item.sufficiency_score {
-                    b
-                } else {
-                    a
-                }
-            }),
-        };
-        let answer = match (project, best) {
-            (Some(project), Some(other))
-                if other.item.sufficiency_score <= project.sufficiency_score =>
-            {
-                Sourced::project(project)
+        // The first answer (the project's, with `all`) wins ties.
+        let best = answers.into_iter().reduce(|a, b| {
+            if b.item.sufficiency_score > a.item.sufficiency_score {
+                b
+            } else {
+                a
             }
-            (_, Some(other)) => other,
-            (Some(project), None) => Sourced::project(project),
-            (None, None) => {
+        });
+        match best {
+            Some(answer) => Ok(answer),
+            None => {
                 let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
                 });
                 let freshness = super::freshness::check(&*self.generation().await?);
-                Sourced::project(QueryPayload::nothing(freshness, why))
+                Ok(Sourced::project(QueryPayload::nothing(freshness, why)))
             }
-        };
-        Ok(answer)
+        }
     }
 
-    /// Up to [`QUERIED_PACKAGES`] packages closest to the question, closest first: by
-    /// [`package_closeness`] to the question's vector (computed once, shared), then by how many
-    /// of the question's words name a definition of the package (the only measure of a
-    /// lexical one).
-    async fn packages_for_question<'a>(
+    /// The package to answer a question that names none: the package of the first hit of one
+    /// ranking over the packages with vectors, else (none has vectors, or none matched) the
+    /// package with the most definitions named by the question's words.
+    async fn package_for_question<'a>(
         &self,
         indexes: &'a DependencyIndexes,
         request: &QueryRequest,
-    ) -> Result<Vec<&'a DependencyIndex>, KnowcodeError> {
-        let plan = super::plan::QueryPlan::for_query(request, self.config.config.hybrid_alpha);
+    ) -> Result<Option<&'a DependencyIndex>, KnowcodeError> {
+        let sources: Vec<Source> = indexes.packages.iter().map(Source::package).collect();
+        let (hits, _, _) = self
+            .merged_semantic_hits(&sources, &request.query, 1, false)
+            .await?;
+        let first = hits.first().and_then(|hit| {
+            indexes
+                .packages
+                .iter()
+                .find(|p| hit.package.as_deref() == Some(p.package.as_str()))
+        });
+        if first.is_some() {
+            return Ok(first);
+        }
         let words: Vec<&str> = request
             .query
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| w.len() > 2)
             .collect();
-        let mut scored = Vec::new();
+        let mut best: Option<(usize, &DependencyIndex)> = None;
         for package in &indexes.packages {
             let generation = package.retriever.generation().await?;
-            let vector = match generation.has_vectors() {
-                true => package
-                    .retriever
-                    .query_vector(&generation, plan.question.embedding_text())
-                    .await
-                    .ok()
-                    .flatten(),
-                false => None,
-            };
-            let similarity = match vector {
-                Some(v) => package_closeness(&generation, &v).await,
-                None => 0.0,
-            };
-            let hits = words
+            let named = words
                 .iter()
                 .filter(|w| generation.entities_named(w).next().is_some())
                 .count();
-            if similarity > 0.0 || hits > 0 {
-                scored.push((similarity, hits, package));
+            if named > best.map_or(0, |(n, _)| n) {
+                best = Some((named, package));
             }
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        Ok(scored
+        Ok(best.map(|(_, p)| p))
+    }
+}
+
+/// Where a ranked list comes from, for a merged ranking.
+struct Source<'a> {
+    retriever: &'a Retriever,
+    package: Option<&'a str>,
+    repo: Option<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    fn project(retriever: &'a Retriever) -> Self {
+        Source {
+            retriever,
+            package: None,
+            repo: None,
+        }
+    }
+
+    fn package(package: &'a DependencyIndex) -> Self {
+        Source {
+            retriever: &package.retriever,
+            package: Some(package.package.as_str()),
+            repo: None,
+        }
+    }
+
+    fn repo(repo: &'a RepoIndex) -> Self {
+        Source {
+            retriever: &repo.retriever,
+            package: None,
+            repo: Some(repo.repo.as_str()),
+        }
+    }
+
+    fn wrap<T>(&self, item: T) -> Sourced<T> {
+        Sourced {
+            item,
+            package: self.package.map(str::to_string),
+            repo: self.repo.map(str::to_string),
+        }
+    }
+}
+
+/// A `semantic_search` hit with where it comes from.
+pub type SourcedHit = Sourced<SemanticHit>;
+
+/// `semantic_search` beyond the project (`scope=dependencies|all`): one ranking over every
+/// source searched.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopedSemanticPayload {
+    pub results: Vec<SourcedHit>,
+    /// The project's freshness.
+    pub freshness: super::freshness::Freshness,
+    /// Indexes ranked together (dependencies with vectors, and with `all` the project and its
+    /// siblings).
+    pub packages_searched: usize,
+    /// Why some or all dependencies could not be searched, when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// How many hits each source contributes to a merged ranking, at least.
+const MERGED_PER_SOURCE: usize = 10;
+
+/// How sharply a merged ranking prefers the index closest to the question: a hit's score is
+/// scaled by `exp(CLOSENESS_SHARPNESS × (closeness − closest))`. On the docstring corpora as
+/// dependencies (scripts/eval-deps-scope), 4 ranked best: 2 mixed in too much of farther
+/// packages, 8 and more approach answering from the closest package alone.
+const CLOSENESS_SHARPNESS: f64 = 4.0;
+
+fn closeness_weight(closeness: f32, closest: f32) -> f64 {
+    (CLOSENESS_SHARPNESS * f64::from(closeness - closest)).exp()
+}
+
+impl Retriever {
+    /// The sources a scoped ranking covers: with `with_project` the project and its siblings,
+    /// then the packages `question` names (every package when it names none).
+    fn sources<'a>(
+        &'a self,
+        indexes: &'a DependencyIndexes,
+        question: &str,
+        with_project: bool,
+    ) -> Vec<Source<'a>> {
+        let mut sources = Vec::new();
+        if with_project {
+            sources.push(Source::project(self));
+            sources.extend(indexes.repos.iter().map(Source::repo));
+        }
+        let named = indexes.named_in_question(question);
+        let packages = match named.is_empty() {
+            true => indexes.packages.iter().collect(),
+            false => named,
+        };
+        sources.extend(packages.into_iter().map(Source::package));
+        sources
+    }
+
+    /// One ranking over several indexes. Each ranks the question on its own (hybrid fusion is
+    /// rank-based, so its scores do not compare across indexes); a hit's score is then scaled
+    /// by its index's closeness to the question ([`package_closeness`], raw cosine
+    /// similarities, which do compare) relative to the closest index's. Indexes without
+    /// vectors are skipped and counted.
+    async fn merged_semantic_hits(
+        &self,
+        sources: &[Source<'_>],
+        query: &str,
+        limit: usize,
+        with_text: bool,
+    ) -> Result<(Vec<SourcedHit>, usize, usize), KnowcodeError> {
+        let plan = super::plan::QueryPlan::for_lookup(
+            query,
+            super::profile::Action::SemanticSearch,
+            self.config.config.hybrid_alpha,
+        );
+        let mut ranked = Vec::new();
+        let mut lexical = 0;
+        for (order, source) in sources.iter().enumerate() {
+            let generation = source.retriever.generation().await?;
+            let vector = source
+                .retriever
+                .query_vector(&generation, plan.question.embedding_text())
+                .await?;
+            let Some(vector) = vector else {
+                lexical += 1;
+                continue;
+            };
+            let closeness = package_closeness(&generation, &vector).await;
+            let (hits, _) = source
+                .retriever
+                .semantic_hits_in(&generation, query, limit.max(MERGED_PER_SOURCE), with_text)
+                .await?;
+            ranked.push((order, closeness, hits));
+        }
+        let closest = ranked
+            .iter()
+            .map(|(_, c, _)| *c)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let searched = ranked.len();
+        let mut merged: Vec<(f64, usize, SourcedHit)> = ranked
             .into_iter()
-            .take(QUERIED_PACKAGES)
-            .map(|(_, _, p)| p)
-            .collect())
+            .flat_map(|(order, closeness, hits)| {
+                let weight = closeness_weight(closeness, closest);
+                let source = &sources[order];
+                hits.into_iter()
+                    .map(move |hit| (hit.score * weight, order, source.wrap(hit)))
+            })
+            .collect();
+        merged.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.item.rank.cmp(&b.2.item.rank))
+        });
+        let hits = merged
+            .into_iter()
+            .take(limit)
+            .enumerate()
+            .map(|(i, (score, _, mut hit))| {
+                hit.item.rank = i + 1;
+                hit.item.score = super::round4(score);
+                hit
+            })
+            .collect();
+        Ok((hits, searched, lexical))
+    }
+
+    /// `semantic_search` with a scope other than `project`.
+    pub async fn semantic_search_scoped(
+        &self,
+        query: &str,
+        limit: usize,
+        with_project: bool,
+        with_text: bool,
+    ) -> Result<ScopedSemanticPayload, KnowcodeError> {
+        if query.trim().is_empty() {
+            return Err(KnowcodeError::invalid_argument(
+                "query",
+                "must not be empty",
+            ));
+        }
+        let indexes = self.dependency_indexes().await?;
+        let sources = self.sources(&indexes, query, with_project);
+        let (results, searched, lexical) = self
+            .merged_semantic_hits(&sources, query, limit, with_text)
+            .await?;
+        let lexical_hint = (lexical > 0).then(|| {
+            format!("{lexical} index(es) have no vectors and were not searched: run `knowcode deps` (without --no-embed) to add them")
+        });
+        let hint = match (indexes.hint(), lexical_hint) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        Ok(ScopedSemanticPayload {
+            results,
+            freshness: super::freshness::check(&*self.generation().await?),
+            packages_searched: searched,
+            hint,
+        })
     }
 }
 

@@ -243,7 +243,11 @@ pub static ACTIONS: &[ActionSpec] = &[
     ActionSpec {
         tool: RETRIEVE,
         action: "semantic_search",
-        args: &[arg(&QUERY, Rule::Required), arg(&LIMIT, integer(10, 1, 50))],
+        args: &[
+            arg(&QUERY, Rule::Required),
+            arg(&LIMIT, integer(10, 1, 50)),
+            SCOPE_PROJECT,
+        ],
     },
     ActionSpec {
         tool: LIFECYCLE,

@@ -330,11 +330,19 @@ impl Service {
                     .await;
                 json_result(answer)
             }
-            _ => json_result(
-                self.retriever
-                    .semantic_search(&call.required_text("query")?, call.integer("limit")?)
-                    .await,
-            ),
+            _ => {
+                let (query, limit) = (call.required_text("query")?, call.integer("limit")?);
+                match call.scope()? {
+                    Scope::Project => {
+                        json_result(self.retriever.semantic_search(&query, limit).await)
+                    }
+                    scope => json_result(
+                        self.retriever
+                            .semantic_search_scoped(&query, limit, scope == Scope::All, true)
+                            .await,
+                    ),
+                }
+            }
         }
     }
 
