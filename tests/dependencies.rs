@@ -1,7 +1,8 @@
 //! The project's dependencies through the real binary, with real packages: the Cargo registry
 //! sources this build fetched, the Python packages `scripts/test` installed into its virtualenv
-//! from PyPI, an npm package when `npm` is present, and the Go module cache when `go` is
-//! (otherwise said and skipped). Discovery, versions, what is missing and how to fetch it, a
+//! from PyPI, npm packages when `npm` can install them, the Go standard library when Go's
+//! sources are installed (`scripts/test` installs Debian's) and the Go module cache when `go`
+//! is (otherwise said and skipped). Discovery, versions, what is missing and how to fetch it, a
 //! second project reusing a package's index, `search` by a dependency's qualified name, `scope`
 //! answers without machine paths, and bad input reported per dependency while the project
 //! still indexes.
@@ -74,6 +75,8 @@ impl Cache {
             std::env::var("HOME").unwrap_or_default().as_str(),
             ".cargo/registry",
             "site-packages",
+            "node_modules",
+            "/usr/",
         ] {
             assert!(
                 machine.is_empty() || !text.contains(machine),
@@ -189,6 +192,41 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     assert_eq!(first["package"], format!("itoa@{itoa}"), "{found}");
     assert_eq!(first["id"], "src/lib.rs::Buffer.format", "{found}");
     cache.assert_no_machine_path(&found, project.path());
+    // `semantic_search` ranks the packages and, with `all`, the project in one list.
+    let ranked = cache.scoped(
+        "semantic-search",
+        "format an integer into decimal text in a stack buffer",
+        root,
+        "dependencies",
+        &[],
+    );
+    let hits = ranked["results"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{ranked}");
+    assert!(
+        hits.iter()
+            .enumerate()
+            .all(|(i, h)| h["package"] == format!("itoa@{itoa}") && h["rank"] == i + 1),
+        "{ranked}"
+    );
+    assert_eq!(ranked["packages_searched"], 1, "{ranked}");
+    cache.assert_no_machine_path(&ranked, project.path());
+    let both = cache.scoped(
+        "semantic-search",
+        "print the invoice number",
+        root,
+        "all",
+        &[],
+    );
+    assert_eq!(both["packages_searched"], 2, "{both}");
+    let hits = both["results"].as_array().unwrap();
+    assert!(hits[0].get("package").is_none(), "{both}");
+    assert!(
+        hits.iter()
+            .take(2)
+            .any(|h| h.get("package").is_none() && h["qualified_name"] == "print_invoice_number"),
+        "{both}"
+    );
+    assert!(hits.iter().any(|h| h.get("package").is_some()), "{both}");
     // The project's own search is unchanged (no package rows).
     let own = cache.json(
         &["search", "print_invoice_number", "--store", root, "--json"],
@@ -320,7 +358,7 @@ fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
 }
 
 #[test]
-fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
+fn npm_packages_in_node_modules_are_found_at_their_installed_versions_and_their_exports_followed() {
     let Ok(npm) = Command::new("npm").arg("--version").output() else {
         println!("npm is not installed here: the npm discovery test is skipped");
         return;
@@ -330,7 +368,7 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
     let manifest = project.path().join("package.json");
     std::fs::write(
         &manifest,
-        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3"}}"#,
+        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3","express":"4.21.2"}}"#,
     )
     .unwrap();
     let installed = Command::new("npm")
@@ -340,7 +378,7 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
         .unwrap();
     if !installed.status.success() {
         println!(
-            "npm could not install ms@2.1.3 here ({}): the npm discovery test is skipped",
+            "npm could not install ms@2.1.3 and express@4.21.2 here ({}): the npm discovery test is skipped",
             String::from_utf8_lossy(&installed.stderr)
                 .lines()
                 .last()
@@ -351,7 +389,7 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
     // Declared since, never installed.
     std::fs::write(
         &manifest,
-        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3"},"devDependencies":{"left-pad-never-installed":"1.0.0"}}"#,
+        r#"{"name":"app","version":"1.0.0","dependencies":{"ms":"2.1.3","express":"4.21.2"},"devDependencies":{"left-pad-never-installed":"1.0.0"}}"#,
     )
     .unwrap();
     // A symlink loop in node_modules is not followed.
@@ -360,8 +398,20 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
     let cache = Cache::new();
     let root = path(project.path());
     let built = cache.json(&["deps", root, "--no-embed", "--json"], &[]);
-    assert_eq!(built["indexed"][0]["name"], "ms", "{built}");
-    assert_eq!(built["indexed"][0]["version"], "2.1.3");
+    let names: Vec<String> = built["indexed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}@{}",
+                i["name"].as_str().unwrap(),
+                i["version"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // Direct dependencies only: express's own (body-parser, router's helpers) are not indexed.
+    assert_eq!(names, ["express@4.21.2", "ms@2.1.3"], "{built}");
     assert_eq!(
         built["missing"][0]["name"], "left-pad-never-installed",
         "{built}"
@@ -386,6 +436,80 @@ fn an_npm_package_in_node_modules_is_found_at_its_installed_version() {
     let found = cache.scoped("search", "ms.parse", root, "dependencies", &[]);
     assert_eq!(found["results"][0]["id"], "index.js::parse", "{found}");
     assert_eq!(found["results"][0]["package"], "ms@2.1.3");
+    // express.Router is `exports.Router = Router` with `Router = require('./router')`: the
+    // export is followed to the file that defines it.
+    let router = cache.scoped("search", "express.Router", root, "dependencies", &[]);
+    assert_eq!(
+        router["results"][0]["id"], "lib/router/index.js",
+        "{router}"
+    );
+    assert_eq!(router["results"][0]["package"], "express@4.21.2");
+    // express.json is body-parser's (another package), not the response's own `json` method:
+    // the answer is the file that exports it.
+    let json = cache.scoped("search", "express.json", root, "dependencies", &[]);
+    assert_eq!(json["results"][0]["id"], "lib/express.js", "{json}");
+    cache.assert_no_machine_path(&router, project.path());
+}
+
+/// The installed Go's sources, as discovery looks for them.
+fn go_sources() -> Option<PathBuf> {
+    let env = std::env::var_os("GOROOT").map(PathBuf::from);
+    let usual = ["/usr/local/go", "/usr/lib/go", "/usr/share/go"].map(PathBuf::from);
+    env.into_iter()
+        .chain(usual)
+        .find(|root| root.join("src/net/http/request.go").is_file())
+}
+
+#[test]
+fn go_standard_library_packages_the_project_imports_are_indexed_from_the_installed_go() {
+    if go_sources().is_none() {
+        println!(
+            "no Go sources here ($GOROOT, /usr/local/go, /usr/lib/go, /usr/share/go): the Go standard library test is skipped"
+        );
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("go.mod"),
+        "module example.com/app\n\ngo 1.19\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("main.go"),
+        "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\n// Fetch builds the request for a page.\nfunc Fetch(url string) {\n\treq, _ := http.NewRequest(\"GET\", url, nil)\n\tfmt.Println(req)\n}\n",
+    )
+    .unwrap();
+    let cache = Cache::new();
+    let root = path(project.path());
+    let built = cache.json(&["deps", root, "--no-embed", "--json"], &[]);
+    let names: Vec<&str> = built["indexed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fmt", "net/http"], "{built}");
+    assert!(
+        built["indexed"][1]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("go1."),
+        "{built}"
+    );
+    cache.run(&["index", root, "--no-embed", "--no-deps"], &[]);
+    let found = cache.scoped("search", "http.NewRequest", root, "dependencies", &[]);
+    assert_eq!(
+        found["results"][0]["id"], "request.go::NewRequest",
+        "{found}"
+    );
+    assert!(
+        found["results"][0]["package"]
+            .as_str()
+            .unwrap()
+            .starts_with("net/http@go1."),
+        "{found}"
+    );
+    cache.assert_no_machine_path(&found, project.path());
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod overlay;
 pub mod payload;
 pub(crate) mod plan;
 pub mod profile;
+pub(crate) mod qualified;
 pub(crate) mod question;
 pub(crate) mod rank;
 pub(crate) mod resolve;

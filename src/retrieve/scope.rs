@@ -20,7 +20,6 @@ use super::profile::Verbosity;
 use super::{QueryRequest, Retriever, SemanticHit};
 use crate::error::KnowcodeError;
 use crate::index::deps::{self, Dependency, Ecosystem};
-use crate::parse::Entity;
 
 /// How long a found set of dependency indexes is trusted before the manifests are read again
 /// (a `knowcode deps` run meanwhile is picked up).
@@ -350,7 +349,7 @@ impl Retriever {
         let standard = verbosity != Verbosity::Minimal;
         for (package, rest) in &named {
             let generation = package.retriever.generation().await?;
-            let found = qualified_lookup(&generation.entities, rest);
+            let found = super::qualified::lookup(&generation, rest);
             total += found.len();
             rows.extend(found.into_iter().take(limit).map(|e| {
                 (
@@ -705,64 +704,6 @@ async fn package_closeness(
         .unwrap_or_default();
     let chunks = chunks.iter().sum::<f64>() / chunks.len().max(1) as f64;
     views + chunks as f32
-}
-
-/// Definitions of a package named by the segments after its name: the longest tail of the
-/// segments that is a definition's qualified name (`Session.send`) or name (`spawn`),
-/// public ones first, then those whose file or folder the earlier segments name
-/// (`sync::mpsc::channel` → `sync/mpsc`), free functions before methods, then those whose
-/// file is named after them, shallower files first.
-fn qualified_lookup<'g>(entities: &'g [Entity], segments: &[&str]) -> Vec<&'g Entity> {
-    for take in (1..=segments.len().min(3)).rev() {
-        let tail = segments[segments.len() - take..].join(".");
-        let hints: Vec<&str> = segments[..segments.len() - take].to_vec();
-        let dotted = format!(".{tail}");
-        let mut found: Vec<&Entity> = entities
-            .iter()
-            .filter(|e| !e.kind.is_file_level() && !e.kind.is_prose())
-            .filter(|e| {
-                e.qualified_name == tail
-                    || e.qualified_name.ends_with(&dotted)
-                    || (take == 1 && e.name == tail)
-            })
-            .collect();
-        if found.is_empty() {
-            continue;
-        }
-        found.sort_by_key(|e| {
-            let public = is_public(e);
-            let hinted = hints.iter().filter(|h| e.path.contains(*h)).count();
-            let stem_named =
-                Path::new(&e.path).file_stem().and_then(|s| s.to_str()) == Some(e.name.as_str());
-            let method = e.qualified_name.contains('.');
-            (
-                crate::walk::is_test_path(&e.path),
-                !public,
-                std::cmp::Reverse(hinted),
-                method,
-                !stem_named,
-                e.path.matches('/').count(),
-                e.id.clone(),
-            )
-        });
-        return found;
-    }
-    Vec::new()
-}
-
-/// Whether a definition is part of its package's public surface, as its signature says.
-fn is_public(entity: &Entity) -> bool {
-    let signature = entity.signature.trim_start();
-    if entity.name.starts_with('_') {
-        return false;
-    }
-    if signature.starts_with("pub(") {
-        return false;
-    }
-    let private_rust = entity.path.ends_with(".rs") && !signature.starts_with("pub ");
-    let private_go =
-        entity.path.ends_with(".go") && entity.name.chars().next().is_some_and(char::is_lowercase);
-    !(private_rust || private_go)
 }
 
 #[cfg(test)]

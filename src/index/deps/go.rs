@@ -1,7 +1,10 @@
 //! Go: the modules `go.mod` requires (direct ones are those without `// indirect`; `all`
 //! takes both), in the module cache (`$GOMODCACHE`, else `$GOPATH/pkg/mod`, else
 //! `~/go/pkg/mod`) at `<escaped path>@<version>`, where an upper-case letter is written `!`
-//! and its lower case.
+//! and its lower case; and the standard library packages the project's own `.go` files import
+//! (`net/http`), each a dependency of its own (`net/http@go1.22`, its non-test files only) in
+//! the installed Go's sources (`$GOROOT/src`, else the `go` on `PATH`, else the usual install
+//! folders). Nothing here runs `go`.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,7 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
             return out;
         }
     };
+    out.merge(standard_library(root));
     let cache = module_cache();
     for (path, version, indirect) in requirements(&text) {
         if indirect && !all {
@@ -96,6 +100,155 @@ fn escape(path: &str) -> String {
         .collect()
 }
 
+/// Project `.go` files read for their imports, at most (a bound on discovery's time).
+const IMPORT_SCAN_FILES: usize = 2_000;
+
+/// The standard library packages the project imports, each with the installed sources of its
+/// folder (non-test files directly in it), or one `missing` line when no Go is installed.
+fn standard_library(root: &Path) -> Discovery {
+    let mut out = Discovery::default();
+    let packages = imported_standard_packages(root);
+    if packages.is_empty() {
+        return out;
+    }
+    let Some((src, version)) = go_root().and_then(|r| Some((r.join("src"), go_version(&r)?)))
+    else {
+        out.missing.push(Missing {
+            ecosystem: ECOSYSTEM,
+            name: "std".into(),
+            version: None,
+            reason: format!(
+                "the project imports {} standard library package(s) and no Go installation was found ($GOROOT)",
+                packages.len()
+            ),
+            fetch: "install Go (its sources: $GOROOT/src), e.g. apt install golang-src".into(),
+        });
+        return out;
+    };
+    for package in packages {
+        let folder = src.join(&package);
+        let only = package_files(&folder);
+        if only.is_empty() {
+            continue;
+        }
+        out.found.push(Dependency {
+            ecosystem: ECOSYSTEM,
+            name: package,
+            version: version.clone(),
+            root: folder,
+            only,
+        });
+    }
+    out
+}
+
+/// Import paths without a dot in their first segment (`fmt`, `net/http`; not `C`) in the
+/// project's `.go` files (git-ignored files and `vendor/` left out).
+fn imported_standard_packages(root: &Path) -> Vec<String> {
+    let mut packages = std::collections::BTreeSet::new();
+    let files = ignore::WalkBuilder::new(root)
+        .filter_entry(|e| e.file_name() != "vendor" && e.file_name() != "testdata")
+        .build()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "go"))
+        .take(IMPORT_SCAN_FILES);
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(file.path()) else {
+            continue;
+        };
+        packages.extend(imports(&text).into_iter().filter(|p| is_standard(p)));
+    }
+    packages.into_iter().collect()
+}
+
+fn is_standard(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or("");
+    !first.contains('.') && path != "C" && !path.is_empty()
+}
+
+/// The import paths of a Go file: `import "fmt"`, `import h "net/http"` and import blocks.
+fn imports(go: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    let quoted = |line: &str| {
+        let start = line.find('"')?;
+        let end = line[start + 1..].find('"')?;
+        Some(line[start + 1..start + 1 + end].to_string())
+    };
+    for line in go.lines() {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if in_block {
+            if code.starts_with(')') {
+                in_block = false;
+            } else if let Some(path) = quoted(code) {
+                out.push(path);
+            }
+        } else if let Some(rest) = code.strip_prefix("import") {
+            let rest = rest.trim_start();
+            if rest.starts_with('(') {
+                in_block = !rest.contains(')');
+                out.extend(quoted(rest));
+            } else {
+                out.extend(quoted(rest));
+            }
+        } else if code.starts_with("func ") || code.starts_with("type ") {
+            break;
+        }
+    }
+    out
+}
+
+/// The `.go` files of one package folder, tests left out.
+fn package_files(folder: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .filter(|n| n.ends_with(".go") && !n.ends_with("_test.go"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The installed Go: `$GOROOT`, the folder above the `bin/go` on `PATH`, or a usual install
+/// folder (`/usr/local/go`, Debian's `/usr/lib/go` and `/usr/share/go`), whichever holds
+/// `src/fmt`.
+fn go_root() -> Option<PathBuf> {
+    let from_env = std::env::var_os("GOROOT")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let from_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("go"))
+            .find(|go| go.is_file())
+            .and_then(|go| std::fs::canonicalize(go).ok())
+            .and_then(|go| Some(go.parent()?.parent()?.to_path_buf()))
+    });
+    let usual = ["/usr/local/go", "/usr/lib/go", "/usr/share/go"].map(PathBuf::from);
+    from_env
+        .into_iter()
+        .chain(from_path)
+        .chain(usual)
+        .find(|root| root.join("src").join("fmt").is_dir())
+}
+
+/// `go1.22.2` from `$GOROOT/VERSION`, else `go1.<n>` from the sources' `internal/goversion`.
+fn go_version(root: &Path) -> Option<String> {
+    if let Ok(text) = std::fs::read_to_string(root.join("VERSION"))
+        && let Some(first) = text.lines().next().filter(|l| l.starts_with("go"))
+    {
+        return Some(first.trim().to_string());
+    }
+    let text = std::fs::read_to_string(root.join("src/internal/goversion/goversion.go")).ok()?;
+    let minor = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("const Version = "))?;
+    Some(format!("go1.{}", minor.trim()))
+}
+
 fn module_cache() -> Option<PathBuf> {
     if let Some(cache) = std::env::var_os("GOMODCACHE").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(cache));
@@ -110,6 +263,13 @@ fn module_cache() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_imports_are_read_from_lines_and_blocks() {
+        let go = "package main\n\nimport \"fmt\"\nimport h \"net/http\"\nimport (\n\t\"encoding/json\" // why\n\tcobra \"github.com/spf13/cobra\"\n\t\"C\"\n)\n\nfunc main() {}\n";
+        let found: Vec<String> = imports(go).into_iter().filter(|p| is_standard(p)).collect();
+        assert_eq!(found, ["fmt", "net/http", "encoding/json"]);
+    }
 
     #[test]
     fn requires_in_blocks_and_lines_with_indirect_marked() {

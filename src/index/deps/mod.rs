@@ -94,7 +94,7 @@ pub struct Discovery {
 }
 
 impl Discovery {
-    fn merge(&mut self, other: Discovery) {
+    pub(super) fn merge(&mut self, other: Discovery) {
         self.found.extend(other.found);
         self.missing.extend(other.missing);
         self.problems.extend(other.problems);
