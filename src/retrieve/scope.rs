@@ -413,19 +413,17 @@ impl Retriever {
                 .into_iter()
                 .collect(),
         };
-        let mut answers = Vec::new();
+        // Every source is asked at once: the answer waits for the slowest, not for the sum.
+        let mut sources = Vec::new();
         if with_project {
-            answers.push(Sourced::project(self.query(request).await?));
-            for repo in &indexes.repos {
-                answers.push(Sourced::of_repo(repo, repo.retriever.query(request).await?));
-            }
+            sources.push(Source::project(self));
+            sources.extend(indexes.repos.iter().map(Source::repo));
         }
-        for package in packages {
-            answers.push(Sourced::of_package(
-                package,
-                package.retriever.query(request).await?,
-            ));
-        }
+        sources.extend(packages.into_iter().map(Source::package));
+        let answers = futures::future::try_join_all(sources.iter().map(|source| async move {
+            Ok::<_, KnowcodeError>(source.wrap(source.retriever.query(request).await?))
+        }))
+        .await?;
         // The first answer (the project's, with `all`) wins ties.
         let best = answers.into_iter().reduce(|a, b| {
             if b.item.sufficiency_score > a.item.sufficiency_score {
