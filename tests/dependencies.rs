@@ -659,6 +659,16 @@ fn sibling_repositories_answer_with_scope_all_each_row_naming_its_repo() {
         answer["freshness"]["generation_id"], sibling_generation["generation_id"],
         "{answer}"
     );
+    // `inspect freshness` reports each root of the workspace against its own tree.
+    let freshness = cache.json(&["inspect", "freshness", "--store", root, "--json"], &[]);
+    let roots = freshness["workspace"].as_array().unwrap();
+    assert_eq!(roots[0]["repo"], "kvstore", "{freshness}");
+    assert_eq!(
+        roots[0]["freshness"]["generation_id"], sibling_generation["generation_id"],
+        "{freshness}"
+    );
+    assert_eq!(roots[1]["repo"], "docs-site", "{freshness}");
+    assert!(roots[1].get("freshness").is_none(), "{freshness}");
     // A question about the project still answers from the project; `project` scope ignores
     // the workspace.
     let own_answer = cache.scoped(

@@ -202,6 +202,17 @@ pub type PackageRow = Sourced<EntityRow>;
 /// A `query` answer with where it comes from.
 pub type PackageAnswer = Sourced<QueryPayload>;
 
+/// One sibling repository's freshness (`inspect freshness` with `workspace.roots`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RootFreshness {
+    pub repo: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<super::freshness::Freshness>,
+    /// Why there is no freshness: the root has no index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
 /// `search` over dependencies (`scope=dependencies|all`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ScopedSearchPayload {
@@ -234,6 +245,30 @@ impl Retriever {
         let found = Arc::new(self.find_dependency_indexes(&root, &previous));
         *self.dependencies.lock().expect("deps lock") = Some((Instant::now(), Arc::clone(&found)));
         Ok(found)
+    }
+
+    /// The freshness of each sibling repository of the workspace (empty without
+    /// `workspace.roots`), each against its own working tree.
+    pub async fn workspace_freshness(&self) -> Result<Vec<RootFreshness>, KnowcodeError> {
+        if self.config.workspace.roots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let indexes = self.dependency_indexes().await?;
+        let mut roots = Vec::new();
+        for repo in &indexes.repos {
+            let generation = repo.retriever.generation().await?;
+            roots.push(RootFreshness {
+                repo: repo.repo.clone(),
+                freshness: Some(super::freshness::check(&generation)),
+                hint: None,
+            });
+        }
+        roots.extend(indexes.repos_missing.iter().map(|repo| RootFreshness {
+            repo: repo.clone(),
+            freshness: None,
+            hint: Some(format!("no index: run knowcode index in {repo}")),
+        }));
+        Ok(roots)
     }
 
     /// A retriever over `dir`: the one found last time, when there was one, else a new one.
@@ -413,17 +448,36 @@ impl Retriever {
                 .into_iter()
                 .collect(),
         };
-        // Every source is asked at once: the answer waits for the slowest, not for the sum.
-        let mut sources = Vec::new();
+        // Siblings and packages are asked on tasks of their own while the project answers
+        // here: the answer waits for the slowest source, not for the sum.
+        let mut others: Vec<Source> = Vec::new();
         if with_project {
-            sources.push(Source::project(self));
-            sources.extend(indexes.repos.iter().map(Source::repo));
+            others.extend(indexes.repos.iter().map(Source::repo));
         }
-        sources.extend(packages.into_iter().map(Source::package));
-        let answers = futures::future::try_join_all(sources.iter().map(|source| async move {
-            Ok::<_, KnowcodeError>(source.wrap(source.retriever.query(request).await?))
-        }))
-        .await?;
+        others.extend(packages.into_iter().map(Source::package));
+        let asked: Vec<_> = others
+            .iter()
+            .filter_map(|source| {
+                let (retriever, request) = (source.shared()?, request.clone());
+                Some((
+                    source,
+                    tokio::spawn(async move { retriever.query(&request).await }),
+                ))
+            })
+            .collect();
+        let mut answers = Vec::new();
+        if with_project {
+            answers.push(Sourced::project(self.query(request).await?));
+        }
+        for (source, answer) in asked {
+            let answer = answer.await.map_err(|e| {
+                KnowcodeError::new(
+                    crate::error::ErrorCode::Internal,
+                    format!("a dependency's query stopped: {e}"),
+                )
+            })??;
+            answers.push(source.wrap(answer));
+        }
         // The first answer (the project's, with `all`) wins ties.
         let best = answers.into_iter().reduce(|a, b| {
             if b.item.sufficiency_score > a.item.sufficiency_score {
@@ -488,6 +542,8 @@ impl Retriever {
 /// Where a ranked list comes from, for a merged ranking.
 struct Source<'a> {
     retriever: &'a Retriever,
+    /// The same retriever, shared, for a sibling or a package (asked on a task of its own).
+    owned: Option<&'a Arc<Retriever>>,
     package: Option<&'a str>,
     repo: Option<&'a str>,
 }
@@ -496,6 +552,7 @@ impl<'a> Source<'a> {
     fn project(retriever: &'a Retriever) -> Self {
         Source {
             retriever,
+            owned: None,
             package: None,
             repo: None,
         }
@@ -504,6 +561,7 @@ impl<'a> Source<'a> {
     fn package(package: &'a DependencyIndex) -> Self {
         Source {
             retriever: &package.retriever,
+            owned: Some(&package.retriever),
             package: Some(package.package.as_str()),
             repo: None,
         }
@@ -512,9 +570,15 @@ impl<'a> Source<'a> {
     fn repo(repo: &'a RepoIndex) -> Self {
         Source {
             retriever: &repo.retriever,
+            owned: Some(&repo.retriever),
             package: None,
             repo: Some(repo.repo.as_str()),
         }
+    }
+
+    /// The retriever of a sibling or a package, to move onto a task (none for the project).
+    fn shared(&self) -> Option<Arc<Retriever>> {
+        self.owned.map(Arc::clone)
     }
 
     fn wrap<T>(&self, item: T) -> Sourced<T> {

@@ -402,10 +402,14 @@ impl Service {
             "job_status" => json_result(self.jobs.status(call.text("job_id")?.as_deref())),
             "freshness" => {
                 let generation = self.retriever.generation().await?;
-                Ok(
+                let mut payload =
                     serde_json::to_value(crate::retrieve::freshness::check(&generation))
-                        .unwrap_or_default(),
-                )
+                        .unwrap_or_default();
+                let workspace = self.retriever.workspace_freshness().await?;
+                if !workspace.is_empty() {
+                    payload["workspace"] = serde_json::to_value(workspace).unwrap_or_default();
+                }
+                Ok(payload)
             }
             "stats" => self.stats().await,
             "telemetry" => Ok(self.telemetry.summary()),
