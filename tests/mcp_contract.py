@@ -393,7 +393,8 @@ async def dependency_scope():
     """`scope` over MCP on a project whose dependency (click, from the virtualenv) is indexed:
     `search` by a qualified name answers from the package with `package` set and a path inside
     it; the default scope is the project; `query scope=all` answers a question about the
-    project from the project; an unknown scope is `invalid_argument`."""
+    project from the project; `semantic_search` skips a package without vectors and says so; an
+    unknown scope is `invalid_argument`."""
     async with Server() as s:
         found = await ok(s.session, "knowcode_retrieve", action="search",
                          query="click.Command.invoke", scope="dependencies")
@@ -405,6 +406,12 @@ async def dependency_scope():
         answer = await ok(s.session, "knowcode_retrieve", action="query",
                           query="check the cart out and print the total", scope="all")
         assert "package" not in answer and "checkout" in answer["context_text"], answer
+        # click is indexed on the lexical plane: a ranking by similarity does not load it and
+        # says how to add vectors.
+        ranked = await ok(s.session, "knowcode_retrieve", action="semantic_search",
+                          query="invoke the command's callback", scope="dependencies")
+        assert ranked["results"] == [] and ranked["packages_searched"] == 0, ranked
+        assert "knowcode deps" in ranked["hint"], ranked
         await error(s.session, "knowcode_retrieve", "invalid_argument", action="query",
                     query="checkout", scope="everything")
 

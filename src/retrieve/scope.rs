@@ -37,6 +37,9 @@ pub struct DependencyIndex {
     pub package: String,
     /// How code and questions name the package (`serde_json`, `requests`, `cobra`).
     names: Vec<String>,
+    /// Whether its current generation has vectors (read off its manifest: a lexical package
+    /// is never loaded for a ranking by similarity).
+    embedded: bool,
     pub retriever: Arc<Retriever>,
 }
 
@@ -296,11 +299,12 @@ impl Retriever {
                     &dependency.name,
                     &dependency.version,
                 );
-                crate::store::Store::at(&dir).current_id()?;
+                let (_, manifest) = crate::store::Store::at(&dir).current_manifest().ok()?;
                 let package = dependency.label();
                 let kept = previous.packages.iter().find(|p| p.package == package);
                 Some(DependencyIndex {
                     names: import_names(&dependency),
+                    embedded: manifest.kind == crate::store::GenerationKind::Full,
                     retriever: self.kept_or_new(kept.map(|p| &p.retriever), dir),
                     package,
                 })
@@ -544,6 +548,8 @@ struct Source<'a> {
     retriever: &'a Retriever,
     /// The same retriever, shared, for a sibling or a package (asked on a task of its own).
     owned: Option<&'a Arc<Retriever>>,
+    /// Known to have no vectors (a lexical package), so not loaded to rank by similarity.
+    lexical: bool,
     package: Option<&'a str>,
     repo: Option<&'a str>,
 }
@@ -553,6 +559,7 @@ impl<'a> Source<'a> {
         Source {
             retriever,
             owned: None,
+            lexical: false,
             package: None,
             repo: None,
         }
@@ -562,6 +569,7 @@ impl<'a> Source<'a> {
         Source {
             retriever: &package.retriever,
             owned: Some(&package.retriever),
+            lexical: !package.embedded,
             package: Some(package.package.as_str()),
             repo: None,
         }
@@ -571,6 +579,7 @@ impl<'a> Source<'a> {
         Source {
             retriever: &repo.retriever,
             owned: Some(&repo.retriever),
+            lexical: false,
             package: None,
             repo: Some(repo.repo.as_str()),
         }
@@ -664,6 +673,10 @@ impl Retriever {
         let mut ranked = Vec::new();
         let mut lexical = 0;
         for (order, source) in sources.iter().enumerate() {
+            if source.lexical {
+                lexical += 1;
+                continue;
+            }
             let generation = source.retriever.generation().await?;
             let vector = source
                 .retriever
