@@ -1,13 +1,15 @@
 //! Retrieval beyond the project (`scope`): the indexes of its dependencies, found by
 //! `index::deps` from the working tree's manifests and built once per machine by
-//! `index::deps::cache`, each read by a [`Retriever`] of its own that shares the project's
-//! model and question vector. `search` looks a dependency's definition up by its qualified
-//! name (`tokio::spawn`, `requests.Session.send`, `express.Router`) or, when no package is
-//! named, by the project's search rules in every package; `query` asks the packages a question
-//! names (or those whose definitions its words name) and keeps the best answer; `all` answers
-//! from the project unless the question names a dependency that answers it better. Rows carry
-//! `package` (`name@version`) and paths relative to the package, never a machine path. This
-//! module never builds an index and never ranks inside a generation.
+//! `index::deps::cache`, and its workspace's sibling repositories, each read by a [`Retriever`]
+//! of its own that shares the project's model and question vector. `search` looks a
+//! dependency's definition up by its qualified name (`retrieve::qualified`) or, when no
+//! package is named, by the project's search rules in every package; `semantic_search` ranks
+//! several indexes as one list (each index ranks on its own, its hits scaled by its closeness
+//! to the text); `query` asks the packages a question names, or the package of that ranking's
+//! first hit, and with `all` keeps the project's answer unless another source's is more
+//! sufficient. Rows carry `package` (`name@version`) or `repo` and paths relative to their
+//! root, never a machine path. This module never builds an index and never ranks inside a
+//! generation.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -182,20 +184,6 @@ impl<T> Sourced<T> {
             item,
             package: None,
             repo: None,
-        }
-    }
-
-    fn of_package(package: &DependencyIndex, item: T) -> Self {
-        Sourced {
-            package: Some(package.package.clone()),
-            ..Sourced::project(item)
-        }
-    }
-
-    fn of_repo(repo: &RepoIndex, item: T) -> Self {
-        Sourced {
-            repo: Some(repo.repo.clone()),
-            ..Sourced::project(item)
         }
     }
 }
@@ -377,7 +365,7 @@ impl Retriever {
                     found
                         .rows
                         .into_iter()
-                        .map(|(rank, row)| (rank, 0, Sourced::of_repo(repo, row))),
+                        .map(|(rank, row)| (rank, 0, Source::repo(repo).wrap(row))),
                 );
             }
             project.freshness
@@ -394,7 +382,7 @@ impl Retriever {
                 (
                     0,
                     0,
-                    Sourced::of_package(package, super::search_row(e, standard)),
+                    Source::package(package).wrap(super::search_row(e, standard)),
                 )
             }));
         }
@@ -409,7 +397,7 @@ impl Retriever {
                     found
                         .rows
                         .into_iter()
-                        .map(|(rank, row)| (rank, order + 1, Sourced::of_package(package, row))),
+                        .map(|(rank, row)| (rank, order + 1, Source::package(package).wrap(row))),
                 );
             }
         }
