@@ -17,10 +17,16 @@ const EXPORT_SCAN_FILES: usize = 200;
 
 /// The definitions `segments` (the pattern after the package's name) name in a package, best
 /// first. A single name is first looked up among what a JavaScript package exports under it
-/// (`express.json` is body-parser's, not `res.json`), then among definitions by name.
-pub fn lookup<'g>(generation: &'g LoadedGeneration, segments: &[&str]) -> Vec<&'g Entity> {
+/// (`express.json` is body-parser's, not `res.json`), reading its files under `sources` (the
+/// package's folder as this project found it: the index may have been built from another
+/// project's copy), then among definitions by name.
+pub fn lookup<'g>(
+    generation: &'g LoadedGeneration,
+    sources: &Path,
+    segments: &[&str],
+) -> Vec<&'g Entity> {
     if let [name] = segments {
-        let found = exported(generation, name);
+        let found = exported(generation, sources, name);
         if !found.is_empty() {
             return found;
         }
@@ -102,7 +108,7 @@ static REQUIRE: LazyLock<Regex> =
 /// What a JavaScript package exports under `name`: the file a relative `require`/`from`
 /// names (its module entity), a definition of the exporting file named by the bound
 /// identifier, else the exporting file itself (the binding comes from another package).
-fn exported<'g>(generation: &'g LoadedGeneration, name: &str) -> Vec<&'g Entity> {
+fn exported<'g>(generation: &'g LoadedGeneration, sources: &Path, name: &str) -> Vec<&'g Entity> {
     let pattern = export_pattern(name);
     let mut modules: Vec<&Entity> = generation
         .entities
@@ -112,7 +118,7 @@ fn exported<'g>(generation: &'g LoadedGeneration, name: &str) -> Vec<&'g Entity>
         .collect();
     modules.sort_by_key(|e| (e.path.matches('/').count(), e.path.clone()));
     for module in modules.into_iter().take(EXPORT_SCAN_FILES) {
-        let Ok(text) = std::fs::read_to_string(generation.root.join(&module.path)) else {
+        let Ok(text) = std::fs::read_to_string(sources.join(&module.path)) else {
             continue;
         };
         let Some(found) = pattern.captures(&text) else {

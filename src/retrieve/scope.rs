@@ -39,6 +39,8 @@ pub struct DependencyIndex {
     pub package: String,
     /// How code and questions name the package (`serde_json`, `requests`, `cobra`).
     names: Vec<String>,
+    /// The package's folder as this project's discovery found it.
+    sources: std::path::PathBuf,
     /// Whether its current generation has vectors (read off its manifest: a lexical package
     /// is never loaded for a ranking by similarity).
     embedded: bool,
@@ -292,6 +294,7 @@ impl Retriever {
                 let kept = previous.packages.iter().find(|p| p.package == package);
                 Some(DependencyIndex {
                     names: import_names(&dependency),
+                    sources: dependency.root.clone(),
                     embedded: manifest.kind == crate::store::GenerationKind::Full,
                     retriever: self.kept_or_new(kept.map(|p| &p.retriever), dir),
                     package,
@@ -376,7 +379,7 @@ impl Retriever {
         let standard = verbosity != Verbosity::Minimal;
         for (package, rest) in &named {
             let generation = package.retriever.generation().await?;
-            let found = super::qualified::lookup(&generation, rest);
+            let found = super::qualified::lookup(&generation, &package.sources, rest);
             total += found.len();
             rows.extend(found.into_iter().take(limit).map(|e| {
                 (
