@@ -449,6 +449,25 @@ fn npm_packages_in_node_modules_are_found_at_their_installed_versions_and_their_
     let json = cache.scoped("search", "express.json", root, "dependencies", &[]);
     assert_eq!(json["results"][0]["id"], "lib/express.js", "{json}");
     cache.assert_no_machine_path(&router, project.path());
+
+    // A package whose index can no longer be read is named in the answer's errors; the
+    // answer still comes.
+    let generations = cache.dir.path().join("deps/npm/express@4.21.2/.knowcode/generations");
+    for generation in std::fs::read_dir(&generations).unwrap().flatten() {
+        std::fs::remove_dir_all(generation.path().join("lance")).unwrap();
+    }
+    let answer = cache.scoped(
+        "query",
+        "how does express route a request to its handler",
+        root,
+        "all",
+        &[],
+    );
+    assert!(answer.get("package").is_none(), "{answer}");
+    assert!(
+        answer["errors"].to_string().contains("express@4.21.2"),
+        "{answer}"
+    );
 }
 
 /// The installed Go's sources, as discovery looks for them.

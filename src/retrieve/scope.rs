@@ -464,14 +464,15 @@ impl Retriever {
         if with_project {
             answers.push(Sourced::project(self.query(request).await?));
         }
+        // A package or sibling that cannot answer (an unreadable store) is said in `errors`,
+        // never the end of the answer.
+        let mut failed = Vec::new();
         for (source, answer) in asked {
-            let answer = answer.await.map_err(|e| {
-                KnowcodeError::new(
-                    crate::error::ErrorCode::Internal,
-                    format!("a dependency's query stopped: {e}"),
-                )
-            })??;
-            answers.push(source.wrap(answer));
+            match answer.await {
+                Ok(Ok(answer)) => answers.push(source.wrap(answer)),
+                Ok(Err(e)) => failed.push(format!("{}: {}", source.label(), e.message)),
+                Err(e) => failed.push(format!("{}: stopped: {e}", source.label())),
+            }
         }
         // The first answer (the project's, with `all`) wins ties.
         let best = answers.into_iter().reduce(|a, b| {
@@ -482,7 +483,17 @@ impl Retriever {
             }
         });
         match best {
-            Some(answer) => Ok(answer),
+            Some(mut answer) => {
+                answer.item.errors.extend(failed);
+                Ok(answer)
+            }
+            None if !failed.is_empty() => {
+                let freshness = super::freshness::check(&*self.generation().await?);
+                Ok(Sourced::project(QueryPayload::nothing(
+                    freshness,
+                    failed.join("; "),
+                )))
+            }
             None => {
                 let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
@@ -502,10 +513,10 @@ impl Retriever {
         request: &QueryRequest,
     ) -> Result<Option<&'a DependencyIndex>, KnowcodeError> {
         let sources: Vec<Source> = indexes.packages.iter().map(Source::package).collect();
-        let (hits, _, _) = self
+        let merged = self
             .merged_semantic_hits(&sources, &request.query, 1, false)
-            .await?;
-        let first = hits.first().and_then(|hit| {
+            .await;
+        let first = merged.hits.first().and_then(|hit| {
             indexes
                 .packages
                 .iter()
@@ -576,6 +587,36 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// The source's closeness to the question and its own ranking of it; none without
+    /// vectors.
+    async fn ranked_with_closeness(
+        &self,
+        plan: &super::plan::QueryPlan,
+        query: &str,
+        limit: usize,
+        with_text: bool,
+    ) -> Result<Option<(f32, Vec<SemanticHit>)>, KnowcodeError> {
+        let generation = self.retriever.generation().await?;
+        let vector = self
+            .retriever
+            .query_vector(&generation, plan.question.embedding_text())
+            .await?;
+        let Some(vector) = vector else {
+            return Ok(None);
+        };
+        let closeness = package_closeness(&generation, &vector).await;
+        let (hits, _) = self
+            .retriever
+            .semantic_hits_in(&generation, query, limit, with_text)
+            .await?;
+        Ok(Some((closeness, hits)))
+    }
+
+    /// How errors name the source: `name@version`, the sibling's folder, or `project`.
+    fn label(&self) -> &str {
+        self.package.or(self.repo).unwrap_or("project")
+    }
+
     /// The retriever of a sibling or a package, to move onto a task (none for the project).
     fn shared(&self) -> Option<Arc<Retriever>> {
         self.owned.map(Arc::clone)
@@ -606,6 +647,18 @@ pub struct ScopedSemanticPayload {
     /// Why some or all dependencies could not be searched, when so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+}
+
+/// What one ranking over several indexes found.
+#[derive(Default)]
+struct Merged {
+    hits: Vec<SourcedHit>,
+    /// Indexes ranked.
+    searched: usize,
+    /// Indexes without vectors, not ranked.
+    lexical: usize,
+    /// Indexes that could not be read, each `source: why`.
+    failed: Vec<String>,
 }
 
 /// How many hits each source contributes to a merged ranking, at least.
@@ -648,47 +701,43 @@ impl Retriever {
     /// rank-based, so its scores do not compare across indexes); a hit's score is then scaled
     /// by its index's closeness to the question ([`package_closeness`], raw cosine
     /// similarities, which do compare) relative to the closest index's. Indexes without
-    /// vectors are skipped and counted.
+    /// vectors are skipped and counted; one that cannot be read is skipped and named.
     async fn merged_semantic_hits(
         &self,
         sources: &[Source<'_>],
         query: &str,
         limit: usize,
         with_text: bool,
-    ) -> Result<(Vec<SourcedHit>, usize, usize), KnowcodeError> {
+    ) -> Merged {
         let plan = super::plan::QueryPlan::for_lookup(
             query,
             super::profile::Action::SemanticSearch,
             self.config.config.hybrid_alpha,
         );
+        let mut out = Merged::default();
         let mut ranked = Vec::new();
-        let mut lexical = 0;
         for (order, source) in sources.iter().enumerate() {
             if source.lexical {
-                lexical += 1;
+                out.lexical += 1;
                 continue;
             }
-            let generation = source.retriever.generation().await?;
-            let vector = source
-                .retriever
-                .query_vector(&generation, plan.question.embedding_text())
-                .await?;
-            let Some(vector) = vector else {
-                lexical += 1;
-                continue;
-            };
-            let closeness = package_closeness(&generation, &vector).await;
-            let (hits, _) = source
-                .retriever
-                .semantic_hits_in(&generation, query, limit.max(MERGED_PER_SOURCE), with_text)
-                .await?;
-            ranked.push((order, closeness, hits));
+            let per_source = limit.max(MERGED_PER_SOURCE);
+            match source
+                .ranked_with_closeness(&plan, query, per_source, with_text)
+                .await
+            {
+                Ok(Some((closeness, hits))) => ranked.push((order, closeness, hits)),
+                Ok(None) => out.lexical += 1,
+                Err(e) => out
+                    .failed
+                    .push(format!("{}: {}", source.label(), e.message)),
+            }
         }
         let closest = ranked
             .iter()
             .map(|(_, c, _)| *c)
             .fold(f32::NEG_INFINITY, f32::max);
-        let searched = ranked.len();
+        out.searched = ranked.len();
         let mut merged: Vec<(f64, usize, SourcedHit)> = ranked
             .into_iter()
             .flat_map(|(order, closeness, hits)| {
@@ -703,7 +752,7 @@ impl Retriever {
                 .then(a.1.cmp(&b.1))
                 .then(a.2.item.rank.cmp(&b.2.item.rank))
         });
-        let hits = merged
+        out.hits = merged
             .into_iter()
             .take(limit)
             .enumerate()
@@ -713,7 +762,7 @@ impl Retriever {
                 hit
             })
             .collect();
-        Ok((hits, searched, lexical))
+        out
     }
 
     /// `semantic_search` with a scope other than `project`.
@@ -732,21 +781,23 @@ impl Retriever {
         }
         let indexes = self.dependency_indexes().await?;
         let sources = self.sources(&indexes, query, with_project);
-        let (results, searched, lexical) = self
+        let merged = self
             .merged_semantic_hits(&sources, query, limit, with_text)
-            .await?;
-        let lexical_hint = (lexical > 0).then(|| {
-            format!("{lexical} index(es) have no vectors and were not searched: run `knowcode deps` (without --no-embed) to add them")
-        });
-        let hint = match (indexes.hint(), lexical_hint) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
+            .await;
+        let lexical = merged.lexical;
+        let notes: Vec<String> = indexes
+            .hint()
+            .into_iter()
+            .chain((lexical > 0).then(|| {
+                format!("{lexical} index(es) have no vectors and were not searched: run `knowcode deps` (without --no-embed) to add them")
+            }))
+            .chain(merged.failed.iter().map(|f| format!("not searched: {f}")))
+            .collect();
         Ok(ScopedSemanticPayload {
-            results,
+            results: merged.hits,
             freshness: super::freshness::check(&*self.generation().await?),
-            packages_searched: searched,
-            hint,
+            packages_searched: merged.searched,
+            hint: (!notes.is_empty()).then(|| notes.join("; ")),
         })
     }
 }
