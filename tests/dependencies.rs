@@ -317,6 +317,23 @@ fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
         missing["fetch"].as_str().unwrap().contains("pip install"),
         "{built}"
     );
+    // A lockfile pins versions: the missing package's version comes from it, and an installed
+    // version other than the pinned one is reported (the installed sources stay indexed).
+    std::fs::write(
+        project.path().join("uv.lock"),
+        "version = 1\n\n[[package]]\nname = \"click\"\nversion = \"0.0.1\"\n\n[[package]]\nname = \"not-a-real-package-xyz\"\nversion = \"1.0\"\n",
+    )
+    .unwrap();
+    let listed = cache.json(&["deps", root, "--list", "--json"], &venv_env);
+    assert_eq!(listed["missing"][0]["version"], "1.0", "{listed}");
+    assert_eq!(listed["missing"][0]["fetch"], "uv sync", "{listed}");
+    let drift = listed["problems"][0]["reason"].as_str().unwrap();
+    assert!(
+        drift.starts_with("click: installed ") && drift.contains("uv.lock pins 0.0.1"),
+        "{listed}"
+    );
+    assert_eq!(listed["indexed"][0]["outcome"], "indexed", "{listed}");
+    std::fs::remove_file(project.path().join("uv.lock")).unwrap();
 
     let out = cache.run(
         &["index", root, "--no-embed", "--no-deps", "--json"],
@@ -452,7 +469,10 @@ fn npm_packages_in_node_modules_are_found_at_their_installed_versions_and_their_
 
     // A package whose index can no longer be read is named in the answer's errors; the
     // answer still comes.
-    let generations = cache.dir.path().join("deps/npm/express@4.21.2/.knowcode/generations");
+    let generations = cache
+        .dir
+        .path()
+        .join("deps/npm/express@4.21.2/.knowcode/generations");
     for generation in std::fs::read_dir(&generations).unwrap().flatten() {
         std::fs::remove_dir_all(generation.path().join("lance")).unwrap();
     }

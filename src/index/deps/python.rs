@@ -3,12 +3,15 @@
 //! installed), as installed in the project's virtualenv (`$VIRTUAL_ENV`, `.venv`, `venv`):
 //! versions from `*.dist-info/METADATA`, files from its `top_level.txt` or `RECORD`. The folder
 //! indexed is the virtualenv's `site-packages`, limited to the distribution's own top-level
-//! packages and modules, so paths read `requests/sessions.py`.
+//! packages and modules, so paths read `requests/sessions.py`. Versions a lockfile pins
+//! (`uv.lock`, `poetry.lock`, `name==version` in requirements) name what is missing, and an
+//! installed version that differs from the pinned one is reported (the installed sources, the
+//! code that runs, are what is indexed).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::{Dependency, Discovery, Ecosystem, Missing, read_text, read_toml};
+use super::{Dependency, Discovery, Ecosystem, Missing, Problem, read_text, read_toml};
 
 const ECOSYSTEM: Ecosystem = Ecosystem::Python;
 
@@ -39,20 +42,35 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
         return out;
     };
     let installed = installed(&site);
+    let locked = locked(root, &mut out);
     let wanted: Vec<String> = if all {
         installed.keys().cloned().collect()
     } else {
         declared.into_iter().collect()
     };
     for name in wanted {
+        let pinned = locked.get(&name);
         match installed.get(&name) {
-            Some(dist) if !dist.tops.is_empty() => out.found.push(Dependency {
-                ecosystem: ECOSYSTEM,
-                name: dist.name.clone(),
-                version: dist.version.clone(),
-                root: site.clone(),
-                only: dist.tops.clone(),
-            }),
+            Some(dist) if !dist.tops.is_empty() => {
+                if let Some((version, lockfile)) = pinned.filter(|(v, _)| *v != dist.version) {
+                    out.problems.push(Problem {
+                        ecosystem: ECOSYSTEM,
+                        path: lockfile.clone(),
+                        reason: format!(
+                            "{name}: installed {}, {lockfile} pins {version} (the installed sources are indexed; {} to match)",
+                            dist.version,
+                            fetch_command(root)
+                        ),
+                    });
+                }
+                out.found.push(Dependency {
+                    ecosystem: ECOSYSTEM,
+                    name: dist.name.clone(),
+                    version: dist.version.clone(),
+                    root: site.clone(),
+                    only: dist.tops.clone(),
+                })
+            }
             Some(dist) => out.missing.push(Missing {
                 ecosystem: ECOSYSTEM,
                 name,
@@ -63,8 +81,8 @@ pub(super) fn discover(root: &Path, all: bool) -> Discovery {
             }),
             None => out.missing.push(Missing {
                 ecosystem: ECOSYSTEM,
+                version: pinned.map(|(v, _)| v.clone()),
                 name,
-                version: None,
                 reason: "not installed in the virtualenv".into(),
                 fetch: fetch_command(root),
             }),
@@ -142,20 +160,7 @@ fn declared(root: &Path, out: &mut Discovery) -> BTreeSet<String> {
             Err(unusable) => out.problem(ECOSYSTEM, root, &pyproject, unusable.to_string()),
         }
     }
-    let requirements = std::fs::read_dir(root)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("requirements") && n.ends_with(".txt"))
-                })
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    for file in requirements {
+    for file in requirement_files(root) {
         let Ok(text) = read_text(&file) else { continue };
         names.extend(
             text.lines()
@@ -165,6 +170,67 @@ fn declared(root: &Path, out: &mut Discovery) -> BTreeSet<String> {
         );
     }
     names
+}
+
+/// Pinned versions by normalised name, with the file that pins them: `uv.lock` and
+/// `poetry.lock` (`[[package]]` tables), else `name==version` lines of `requirements*.txt`.
+fn locked(root: &Path, out: &mut Discovery) -> BTreeMap<String, (String, String)> {
+    let mut pins = BTreeMap::new();
+    for lockfile in ["uv.lock", "poetry.lock"] {
+        let path = root.join(lockfile);
+        if !path.is_file() {
+            continue;
+        }
+        match read_toml::<toml::Value>(&path) {
+            Ok(value) => {
+                let packages = value.get("package").and_then(|p| p.as_array());
+                for package in packages.into_iter().flatten() {
+                    let name = package.get("name").and_then(|n| n.as_str());
+                    let version = package.get("version").and_then(|v| v.as_str());
+                    if let (Some(name), Some(version)) = (name, version) {
+                        pins.insert(normalise(name), (version.to_string(), lockfile.to_string()));
+                    }
+                }
+                return pins;
+            }
+            Err(unusable) => out.problem(ECOSYSTEM, root, &path, unusable.to_string()),
+        }
+    }
+    for file in requirement_files(root) {
+        let Ok(text) = read_text(&file) else { continue };
+        let label = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        for line in text.lines().map(str::trim) {
+            let Some((name, version)) = line.split_once("==") else {
+                continue;
+            };
+            let version = version.split([';', ' ', '#']).next().unwrap_or("").trim();
+            if let (Some(name), false) = (requirement_name(name), version.is_empty()) {
+                pins.insert(
+                    name,
+                    (version.to_string(), label.clone().unwrap_or_default()),
+                );
+            }
+        }
+    }
+    pins
+}
+
+/// The project's `requirements*.txt` files.
+fn requirement_files(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("requirements") && n.ends_with(".txt"))
+        })
+        .collect();
+    files.sort();
+    files
 }
 
 /// The project's virtualenv: `$VIRTUAL_ENV`, else `.venv` or `venv` in the project.
@@ -277,6 +343,31 @@ fn fetch_command(root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lockfiles_pin_versions_and_uv_lock_comes_first() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("requirements.txt"),
+            "Click==8.1.7 ; python_version > '3'\nrich>=13\n",
+        )
+        .unwrap();
+        let mut out = Discovery::default();
+        let pins = locked(root.path(), &mut out);
+        assert_eq!(pins["click"], ("8.1.7".into(), "requirements.txt".into()));
+        assert!(!pins.contains_key("rich"));
+        std::fs::write(
+            root.path().join("uv.lock"),
+            "version = 1\n\n[[package]]\nname = \"Rich\"\nversion = \"13.7.1\"\n",
+        )
+        .unwrap();
+        let pins = locked(root.path(), &mut out);
+        assert_eq!(pins["rich"], ("13.7.1".into(), "uv.lock".into()));
+        assert!(out.problems.is_empty());
+        std::fs::write(root.path().join("uv.lock"), "[[package]\n").unwrap();
+        locked(root.path(), &mut out);
+        assert_eq!(out.problems[0].path, "uv.lock");
+    }
 
     #[test]
     fn requirement_strings_give_normalised_names() {
