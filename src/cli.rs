@@ -1019,7 +1019,7 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .map(|p| to_json(&p)),
             scope => retriever
-                .semantic_search_scoped(&text, args.limit, scope == Scope::All, true)
+                .semantic_search_scoped(&text, args.limit, scope == Scope::All)
                 .await
                 .map(|p| to_json(&p)),
         };
@@ -1033,9 +1033,9 @@ async fn run_semantic(args: SemanticArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .map(|(hits, _)| to_json(&hits)),
             scope => retriever
-                .semantic_search_scoped(&item.query, args.limit, scope == Scope::All, false)
+                .semantic_hits_scoped(&item.query, args.limit, scope == Scope::All, false)
                 .await
-                .map(|p| to_json(&p.results)),
+                .map(|found| to_json(&found.results)),
         };
         let hits = match hits {
             Ok(hits) => hits,

@@ -95,31 +95,42 @@ fn locked_version(name: &str) -> String {
     lock[start..].split('"').next().unwrap().to_string()
 }
 
+/// Writes `text` to `rel` under `root`, making its folders.
+fn write_in(root: &Path, rel: &str, text: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A temporary project holding `files` (paths relative to it).
+fn project_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        write_in(dir.path(), rel, text);
+    }
+    dir
+}
+
 /// A Rust project depending on `itoa` (as this build locked it, so its sources are in the
 /// registry) and on a crate nobody fetched.
 fn rust_project(itoa: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
-        "Cargo.toml",
-        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\nnever-fetched-crate = \"9\"\n",
-    );
     let registry = "registry+https://github.com/rust-lang/crates.io-index";
-    write(
-        "Cargo.lock",
-        &format!(
-            "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"itoa\", \"never-fetched-crate\"]\n\n[[package]]\nname = \"itoa\"\nversion = \"{itoa}\"\nsource = \"{registry}\"\n\n[[package]]\nname = \"never-fetched-crate\"\nversion = \"9.9.9\"\nsource = \"{registry}\"\n"
+    project_with(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\nnever-fetched-crate = \"9\"\n",
         ),
-    );
-    write(
-        "src/main.rs",
-        "/// Prints an invoice number with itoa.\nfn print_invoice_number(n: u64) {\n    let mut buffer = itoa::Buffer::new();\n    println!(\"{}\", buffer.format(n));\n}\n\nfn main() {\n    print_invoice_number(7);\n}\n",
-    );
-    dir
+        (
+            "Cargo.lock",
+            &format!(
+                "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"itoa\", \"never-fetched-crate\"]\n\n[[package]]\nname = \"itoa\"\nversion = \"{itoa}\"\nsource = \"{registry}\"\n\n[[package]]\nname = \"never-fetched-crate\"\nversion = \"9.9.9\"\nsource = \"{registry}\"\n"
+            ),
+        ),
+        (
+            "src/main.rs",
+            "/// Prints an invoice number with itoa.\nfn print_invoice_number(n: u64) {\n    let mut buffer = itoa::Buffer::new();\n    println!(\"{}\", buffer.format(n));\n}\n\nfn main() {\n    print_invoice_number(7);\n}\n",
+        ),
+    ])
 }
 
 fn path(dir: &Path) -> &str {
@@ -293,17 +304,16 @@ fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
         );
     };
     let cache = Cache::new();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(
-        project.path().join("pyproject.toml"),
-        "[project]\nname = \"shop\"\nversion = \"0.1\"\ndependencies = [\"click>=8\", \"not-a-real-package-xyz==1.0\"]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        project.path().join("cli.py"),
-        "import click\n\n\n@click.command()\ndef checkout():\n    \"\"\"Check the cart out and print the total.\"\"\"\n    click.echo('total')\n",
-    )
-    .unwrap();
+    let project = project_with(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"shop\"\nversion = \"0.1\"\ndependencies = [\"click>=8\", \"not-a-real-package-xyz==1.0\"]\n",
+        ),
+        (
+            "cli.py",
+            "import click\n\n\n@click.command()\ndef checkout():\n    \"\"\"Check the cart out and print the total.\"\"\"\n    click.echo('total')\n",
+        ),
+    ]);
     let venv_env = [("VIRTUAL_ENV", venv.to_str().unwrap())];
     let root = path(project.path());
     let built = cache.json(&["deps", root, "--no-embed", "--json"], &venv_env);
@@ -319,11 +329,11 @@ fn python_dependencies_come_from_the_virtualenv_and_answer_over_mcp() {
     );
     // A lockfile pins versions: the missing package's version comes from it, and an installed
     // version other than the pinned one is reported (the installed sources stay indexed).
-    std::fs::write(
-        project.path().join("uv.lock"),
+    write_in(
+        project.path(),
+        "uv.lock",
         "version = 1\n\n[[package]]\nname = \"click\"\nversion = \"0.0.1\"\n\n[[package]]\nname = \"not-a-real-package-xyz\"\nversion = \"1.0\"\n",
-    )
-    .unwrap();
+    );
     let listed = cache.json(&["deps", root, "--list", "--json"], &venv_env);
     assert_eq!(listed["missing"][0]["version"], "1.0", "{listed}");
     assert_eq!(listed["missing"][0]["fetch"], "uv sync", "{listed}");
@@ -507,17 +517,13 @@ fn go_standard_library_packages_the_project_imports_are_indexed_from_the_install
         );
         return;
     }
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(
-        project.path().join("go.mod"),
-        "module example.com/app\n\ngo 1.19\n",
-    )
-    .unwrap();
-    std::fs::write(
-        project.path().join("main.go"),
-        "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\n// Fetch builds the request for a page.\nfunc Fetch(url string) {\n\treq, _ := http.NewRequest(\"GET\", url, nil)\n\tfmt.Println(req)\n}\n",
-    )
-    .unwrap();
+    let project = project_with(&[
+        ("go.mod", "module example.com/app\n\ngo 1.19\n"),
+        (
+            "main.go",
+            "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\n// Fetch builds the request for a page.\nfunc Fetch(url string) {\n\treq, _ := http.NewRequest(\"GET\", url, nil)\n\tfmt.Println(req)\n}\n",
+        ),
+    ]);
     let cache = Cache::new();
     let root = path(project.path());
     let built = cache.json(&["deps", root, "--no-embed", "--json"], &[]);
@@ -559,12 +565,10 @@ fn go_modules_are_found_in_the_module_cache_when_go_is_here() {
         );
         return;
     }
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(
-        project.path().join("go.mod"),
+    let project = project_with(&[(
+        "go.mod",
         "module example.com/app\n\ngo 1.21\n\nrequire github.com/never/fetched v1.0.0\n",
-    )
-    .unwrap();
+    )]);
     let cache = Cache::new();
     let listed = cache.json(
         &["deps", path(project.path()), "--list", "--json"],
@@ -609,22 +613,21 @@ fn bad_manifests_and_deleted_packages_are_reported_while_the_project_still_index
     .unwrap();
     std::fs::remove_file(root.join("package.json")).unwrap();
     let vendored = root.join("vendor/mini-1.0.0");
-    std::fs::create_dir_all(vendored.join("src")).unwrap();
-    std::fs::write(
-        vendored.join("Cargo.toml"),
+    write_in(
+        &vendored,
+        "Cargo.toml",
         "[package]\nname = \"mini\"\nversion = \"1.0.0\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vendored.join("src/lib.rs"),
+    );
+    write_in(
+        &vendored,
+        "src/lib.rs",
         "/// Doubles.\npub fn twice(x: u32) -> u32 {\n    x * 2\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        vendored.join("src/latin1.rs"),
+    );
+    write_in(
+        &vendored,
+        "src/latin1.rs",
         b"// caf\xe9\npub fn cafe() {}\n",
-    )
-    .unwrap();
+    );
     let built = cache.json(&["deps", path(root), "--no-embed", "--json"], &[]);
     assert_eq!(built["indexed"][0]["outcome"], "built", "{built}");
     assert_eq!(built["indexed"][0]["name"], "mini");

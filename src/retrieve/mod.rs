@@ -497,12 +497,7 @@ impl Retriever {
         limit: usize,
         verbosity: Verbosity,
     ) -> Result<SearchFound, KnowcodeError> {
-        if pattern.trim().is_empty() {
-            return Err(KnowcodeError::invalid_argument(
-                "query",
-                "must not be empty",
-            ));
-        }
+        require_text(pattern)?;
         let generation = self.generation().await?;
         let mut matches: Vec<(u8, &crate::parse::Entity)> = Vec::new();
         let lower = pattern.to_lowercase();
@@ -704,12 +699,7 @@ impl Retriever {
         query: &str,
         limit: usize,
     ) -> Result<SemanticPayload, KnowcodeError> {
-        if query.trim().is_empty() {
-            return Err(KnowcodeError::invalid_argument(
-                "query",
-                "must not be empty",
-            ));
-        }
+        require_text(query)?;
         // Hits and freshness come from the same generation, even if one is published meanwhile.
         let generation = self.generation().await?;
         let (hits, mode) = self
@@ -720,6 +710,17 @@ impl Retriever {
             retrieval_mode: mode,
             freshness: freshness::check(&generation),
         })
+    }
+}
+
+/// A `query` argument that says something, else `invalid_argument`.
+fn require_text(query: &str) -> Result<(), KnowcodeError> {
+    match query.trim().is_empty() {
+        true => Err(KnowcodeError::invalid_argument(
+            "query",
+            "must not be empty",
+        )),
+        false => Ok(()),
     }
 }
 

@@ -180,16 +180,6 @@ pub struct Sourced<T> {
     pub repo: Option<String>,
 }
 
-impl<T> Sourced<T> {
-    fn project(item: T) -> Self {
-        Sourced {
-            item,
-            package: None,
-            repo: None,
-        }
-    }
-}
-
 /// A `search` row with where it comes from.
 pub type PackageRow = Sourced<EntityRow>;
 /// A `query` answer with where it comes from.
@@ -294,7 +284,7 @@ impl Retriever {
                 let kept = previous.packages.iter().find(|p| p.package == package);
                 Some(DependencyIndex {
                     names: import_names(&dependency),
-                    sources: dependency.root.clone(),
+                    sources: dependency.root,
                     embedded: manifest.kind == crate::store::GenerationKind::Full,
                     retriever: self.kept_or_new(kept.map(|p| &p.retriever), dir),
                     package,
@@ -346,63 +336,54 @@ impl Retriever {
         with_project: bool,
     ) -> Result<ScopedSearchPayload, KnowcodeError> {
         let indexes = self.dependency_indexes().await?;
-        // (match rank, order, row): the project and its siblings come before any package.
+        let named = indexes.named_in_pattern(pattern);
+        // Searched by the project's rules, each with its place on equal matches: the project
+        // and its siblings (0) before any package; a named package is looked up instead.
+        let mut searched: Vec<(usize, Source)> = Vec::new();
+        if with_project {
+            searched.push((0, Source::Project(self)));
+            searched.extend(indexes.repos.iter().map(|repo| (0, Source::Repo(repo))));
+        }
+        if named.is_empty() {
+            let packages = indexes.packages.iter().map(Source::Package);
+            searched.extend((1..).zip(packages));
+        }
+        // (match rank, place, row)
         let mut rows: Vec<(u8, usize, PackageRow)> = Vec::new();
         let mut total = 0;
-        let freshness = if with_project {
-            let project = self.search_ranked(pattern, limit, verbosity).await?;
-            total += project.total;
+        let mut freshness = None;
+        for (place, source) in &searched {
+            let found = source
+                .retriever()
+                .search_ranked(pattern, limit, verbosity)
+                .await?;
+            total += found.total;
+            if let Source::Project(_) = source {
+                freshness = Some(found.freshness);
+            }
             rows.extend(
-                project
+                found
                     .rows
                     .into_iter()
-                    .map(|(rank, row)| (rank, 0, Sourced::project(row))),
+                    .map(|(rank, row)| (rank, *place, source.wrap(row))),
             );
-            for repo in &indexes.repos {
-                let found = repo
-                    .retriever
-                    .search_ranked(pattern, limit, verbosity)
-                    .await?;
-                total += found.total;
-                rows.extend(
-                    found
-                        .rows
-                        .into_iter()
-                        .map(|(rank, row)| (rank, 0, Source::repo(repo).wrap(row))),
-                );
-            }
-            project.freshness
-        } else {
-            super::freshness::check(&*self.generation().await?)
+        }
+        let freshness = match freshness {
+            Some(freshness) => freshness,
+            None => super::freshness::check(&*self.generation().await?),
         };
-        let named = indexes.named_in_pattern(pattern);
         let standard = verbosity != Verbosity::Minimal;
         for (package, rest) in &named {
             let generation = package.retriever.generation().await?;
             let found = super::qualified::lookup(&generation, &package.sources, rest);
             total += found.len();
-            rows.extend(found.into_iter().take(limit).map(|e| {
-                (
-                    0,
-                    0,
-                    Source::package(package).wrap(super::search_row(e, standard)),
-                )
-            }));
-        }
-        if named.is_empty() {
-            for (order, package) in indexes.packages.iter().enumerate() {
-                let found = package
-                    .retriever
-                    .search_ranked(pattern, limit, verbosity)
-                    .await?;
-                total += found.total;
-                rows.extend(
-                    found
-                        .rows
-                        .into_iter()
-                        .map(|(rank, row)| (rank, order + 1, Source::package(package).wrap(row))),
-                );
-            }
+            let source = Source::Package(package);
+            rows.extend(
+                found
+                    .into_iter()
+                    .take(limit)
+                    .map(|e| (0, 0, source.wrap(super::search_row(e, standard)))),
+            );
         }
         rows.sort_by_key(|(rank, order, _)| (*rank, *order));
         Ok(ScopedSearchPayload {
@@ -447,9 +428,9 @@ impl Retriever {
         // here: the answer waits for the slowest source, not for the sum.
         let mut others: Vec<Source> = Vec::new();
         if with_project {
-            others.extend(indexes.repos.iter().map(Source::repo));
+            others.extend(indexes.repos.iter().map(Source::Repo));
         }
-        others.extend(packages.into_iter().map(Source::package));
+        others.extend(packages.into_iter().map(Source::Package));
         let asked: Vec<_> = others
             .iter()
             .filter_map(|source| {
@@ -462,7 +443,7 @@ impl Retriever {
             .collect();
         let mut answers = Vec::new();
         if with_project {
-            answers.push(Sourced::project(self.query(request).await?));
+            answers.push(Source::Project(self).wrap(self.query(request).await?));
         }
         // A package or sibling that cannot answer (an unreadable store) is said in `errors`,
         // never the end of the answer.
@@ -489,17 +470,14 @@ impl Retriever {
             }
             None if !failed.is_empty() => {
                 let freshness = super::freshness::check(&*self.generation().await?);
-                Ok(Sourced::project(QueryPayload::nothing(
-                    freshness,
-                    failed.join("; "),
-                )))
+                Ok(Source::Project(self).wrap(QueryPayload::nothing(freshness, failed.join("; "))))
             }
             None => {
                 let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
                 });
                 let freshness = super::freshness::check(&*self.generation().await?);
-                Ok(Sourced::project(QueryPayload::nothing(freshness, why)))
+                Ok(Source::Project(self).wrap(QueryPayload::nothing(freshness, why)))
             }
         }
     }
@@ -512,7 +490,7 @@ impl Retriever {
         indexes: &'a DependencyIndexes,
         request: &QueryRequest,
     ) -> Result<Option<&'a DependencyIndex>, KnowcodeError> {
-        let sources: Vec<Source> = indexes.packages.iter().map(Source::package).collect();
+        let sources: Vec<Source> = indexes.packages.iter().map(Source::Package).collect();
         let merged = self
             .merged_semantic_hits(&sources, &request.query, 1, false)
             .await;
@@ -545,46 +523,27 @@ impl Retriever {
     }
 }
 
-/// Where a ranked list comes from, for a merged ranking.
-struct Source<'a> {
-    retriever: &'a Retriever,
-    /// The same retriever, shared, for a sibling or a package (asked on a task of its own).
-    owned: Option<&'a Arc<Retriever>>,
-    /// Known to have no vectors (a lexical package), so not loaded to rank by similarity.
-    lexical: bool,
-    package: Option<&'a str>,
-    repo: Option<&'a str>,
+/// Where a ranked list or an answer comes from: the project, a sibling repository or a
+/// package (everything else about it is read off the index it points at).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Project(&'a Retriever),
+    Repo(&'a RepoIndex),
+    Package(&'a DependencyIndex),
 }
 
 impl<'a> Source<'a> {
-    fn project(retriever: &'a Retriever) -> Self {
-        Source {
-            retriever,
-            owned: None,
-            lexical: false,
-            package: None,
-            repo: None,
+    fn retriever(&self) -> &'a Retriever {
+        match *self {
+            Source::Project(retriever) => retriever,
+            Source::Repo(repo) => &repo.retriever,
+            Source::Package(package) => &package.retriever,
         }
     }
 
-    fn package(package: &'a DependencyIndex) -> Self {
-        Source {
-            retriever: &package.retriever,
-            owned: Some(&package.retriever),
-            lexical: !package.embedded,
-            package: Some(package.package.as_str()),
-            repo: None,
-        }
-    }
-
-    fn repo(repo: &'a RepoIndex) -> Self {
-        Source {
-            retriever: &repo.retriever,
-            owned: Some(&repo.retriever),
-            lexical: false,
-            package: None,
-            repo: Some(repo.repo.as_str()),
-        }
+    /// Known to have no vectors (a lexical package), so not loaded to rank by similarity.
+    fn lexical(&self) -> bool {
+        matches!(self, Source::Package(package) if !package.embedded)
     }
 
     /// The source's closeness to the question and its own ranking of it; none without
@@ -596,9 +555,9 @@ impl<'a> Source<'a> {
         limit: usize,
         with_text: bool,
     ) -> Result<Option<(f32, Vec<SemanticHit>)>, KnowcodeError> {
-        let generation = self.retriever.generation().await?;
+        let generation = self.retriever().generation().await?;
         let vector = self
-            .retriever
+            .retriever()
             .query_vector(&generation, plan.question.embedding_text())
             .await?;
         let Some(vector) = vector else {
@@ -606,27 +565,40 @@ impl<'a> Source<'a> {
         };
         let closeness = package_closeness(&generation, &vector).await;
         let (hits, _) = self
-            .retriever
+            .retriever()
             .semantic_hits_in(&generation, query, limit, with_text)
             .await?;
         Ok(Some((closeness, hits)))
     }
 
     /// How errors name the source: `name@version`, the sibling's folder, or `project`.
-    fn label(&self) -> &str {
-        self.package.or(self.repo).unwrap_or("project")
+    fn label(&self) -> &'a str {
+        match *self {
+            Source::Project(_) => "project",
+            Source::Repo(repo) => &repo.repo,
+            Source::Package(package) => &package.package,
+        }
     }
 
     /// The retriever of a sibling or a package, to move onto a task (none for the project).
     fn shared(&self) -> Option<Arc<Retriever>> {
-        self.owned.map(Arc::clone)
+        match *self {
+            Source::Project(_) => None,
+            Source::Repo(repo) => Some(Arc::clone(&repo.retriever)),
+            Source::Package(package) => Some(Arc::clone(&package.retriever)),
+        }
     }
 
     fn wrap<T>(&self, item: T) -> Sourced<T> {
+        let (package, repo) = match *self {
+            Source::Project(_) => (None, None),
+            Source::Repo(repo) => (None, Some(repo.repo.clone())),
+            Source::Package(package) => (Some(package.package.clone()), None),
+        };
         Sourced {
             item,
-            package: self.package.map(str::to_string),
-            repo: self.repo.map(str::to_string),
+            package,
+            repo,
         }
     }
 }
@@ -634,19 +606,25 @@ impl<'a> Source<'a> {
 /// A `semantic_search` hit with where it comes from.
 pub type SourcedHit = Sourced<SemanticHit>;
 
-/// `semantic_search` beyond the project (`scope=dependencies|all`): one ranking over every
-/// source searched.
+/// One ranking over every index searched, and why some were not.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScopedSemanticPayload {
+pub struct ScopedHits {
     pub results: Vec<SourcedHit>,
-    /// The project's freshness.
-    pub freshness: super::freshness::Freshness,
     /// Indexes ranked together (dependencies with vectors, and with `all` the project and its
     /// siblings).
     pub packages_searched: usize,
     /// Why some or all dependencies could not be searched, when so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+}
+
+/// `semantic_search` beyond the project (`scope=dependencies|all`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopedSemanticPayload {
+    #[serde(flatten)]
+    pub found: ScopedHits,
+    /// The project's freshness.
+    pub freshness: super::freshness::Freshness,
 }
 
 /// What one ranking over several indexes found.
@@ -685,15 +663,15 @@ impl Retriever {
     ) -> Vec<Source<'a>> {
         let mut sources = Vec::new();
         if with_project {
-            sources.push(Source::project(self));
-            sources.extend(indexes.repos.iter().map(Source::repo));
+            sources.push(Source::Project(self));
+            sources.extend(indexes.repos.iter().map(Source::Repo));
         }
         let named = indexes.named_in_question(question);
         let packages = match named.is_empty() {
             true => indexes.packages.iter().collect(),
             false => named,
         };
-        sources.extend(packages.into_iter().map(Source::package));
+        sources.extend(packages.into_iter().map(Source::Package));
         sources
     }
 
@@ -717,7 +695,7 @@ impl Retriever {
         let mut out = Merged::default();
         let mut ranked = Vec::new();
         for (order, source) in sources.iter().enumerate() {
-            if source.lexical {
+            if source.lexical() {
                 out.lexical += 1;
                 continue;
             }
@@ -765,20 +743,16 @@ impl Retriever {
         out
     }
 
-    /// `semantic_search` with a scope other than `project`.
-    pub async fn semantic_search_scoped(
+    /// One ranking of `query` over the dependencies (with `with_project`, the project and its
+    /// siblings too), for the payload and the CLI's batch form.
+    pub async fn semantic_hits_scoped(
         &self,
         query: &str,
         limit: usize,
         with_project: bool,
         with_text: bool,
-    ) -> Result<ScopedSemanticPayload, KnowcodeError> {
-        if query.trim().is_empty() {
-            return Err(KnowcodeError::invalid_argument(
-                "query",
-                "must not be empty",
-            ));
-        }
+    ) -> Result<ScopedHits, KnowcodeError> {
+        super::require_text(query)?;
         let indexes = self.dependency_indexes().await?;
         let sources = self.sources(&indexes, query, with_project);
         let merged = self
@@ -793,11 +767,26 @@ impl Retriever {
             }))
             .chain(merged.failed.iter().map(|f| format!("not searched: {f}")))
             .collect();
-        Ok(ScopedSemanticPayload {
+        Ok(ScopedHits {
             results: merged.hits,
-            freshness: super::freshness::check(&*self.generation().await?),
             packages_searched: merged.searched,
             hint: (!notes.is_empty()).then(|| notes.join("; ")),
+        })
+    }
+
+    /// `semantic_search` with a scope other than `project`.
+    pub async fn semantic_search_scoped(
+        &self,
+        query: &str,
+        limit: usize,
+        with_project: bool,
+    ) -> Result<ScopedSemanticPayload, KnowcodeError> {
+        let found = self
+            .semantic_hits_scoped(query, limit, with_project, true)
+            .await?;
+        Ok(ScopedSemanticPayload {
+            found,
+            freshness: super::freshness::check(&*self.generation().await?),
         })
     }
 }

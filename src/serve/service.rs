@@ -338,7 +338,7 @@ impl Service {
                     }
                     scope => json_result(
                         self.retriever
-                            .semantic_search_scoped(&query, limit, scope == Scope::All, true)
+                            .semantic_search_scoped(&query, limit, scope == Scope::All)
                             .await,
                     ),
                 }
