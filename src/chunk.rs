@@ -64,14 +64,12 @@ pub fn chunk_file(file: &ParsedFile, max_chunk_tokens: usize) -> Vec<Chunk> {
         chunks.push(header);
     }
     for (index, entity) in file.entities.iter().enumerate() {
-        let is_preamble = entity.kind == EntityKind::Document;
-        if entity.kind.is_file_level() && !is_preamble {
-            continue;
-        }
-        let (text, collapsed) = if is_preamble {
-            preamble(file)
-        } else {
-            own_text(file, index)
+        let (text, collapsed) = match entity.kind {
+            EntityKind::Document => preamble(file),
+            // A text file is cut at its blank-line blocks (the entity's split lines).
+            EntityKind::Text => (file.text.clone(), false),
+            EntityKind::Module => continue,
+            _ => own_text(file, index),
         };
         if text.trim().is_empty() {
             continue;

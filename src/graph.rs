@@ -159,6 +159,16 @@ struct SymbolTable<'a> {
     by_dir_suffix: HashMap<String, Vec<usize>>,
 }
 
+/// A path as module lookups compare it: lower case without `_` and `-`, so a module named
+/// in one case convention finds the file written in another (Elixir's `Shop.CartItem` in
+/// `shop/cart_item.ex`, Haskell's `Data.Map` in `Data/Map.hs`).
+fn path_key(path: &str) -> String {
+    path.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 fn path_suffixes(path: &str) -> impl Iterator<Item = &str> {
     std::iter::once(path).chain(path.match_indices('/').map(move |(i, _)| &path[i + 1..]))
 }
@@ -199,7 +209,7 @@ impl<'a> SymbolTable<'a> {
             for suffix in path_suffixes(stem) {
                 table
                     .by_path_suffix
-                    .entry(suffix.to_string())
+                    .entry(path_key(suffix))
                     .or_default()
                     .push(f);
             }
@@ -207,7 +217,7 @@ impl<'a> SymbolTable<'a> {
                 for suffix in path_suffixes(dir) {
                     table
                         .by_dir_suffix
-                        .entry(suffix.to_string())
+                        .entry(path_key(suffix))
                         .or_default()
                         .push(f);
                 }
@@ -278,7 +288,7 @@ impl<'a> SymbolTable<'a> {
         let Some(key) = key else { return Vec::new() };
         let segments: Vec<&str> = key.split('/').filter(|s| !s.is_empty()).collect();
         for start in 0..segments.len() {
-            let suffix = segments[start..].join("/");
+            let suffix = path_key(&segments[start..].join("/"));
             let family = file.language.family;
             let same_family = |hits: &Vec<usize>| -> Vec<usize> {
                 hits.iter()

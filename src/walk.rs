@@ -363,6 +363,7 @@ pub fn is_test_path(path: &str) -> bool {
         return true;
     }
     let stem = file.split('.').next().unwrap_or(file);
+    let extension = file.rsplit_once('.').map_or("", |(_, e)| e);
     let camel_suffix = |suffix: &str| {
         stem.strip_suffix(suffix)
             .is_some_and(|rest| rest.ends_with(|c: char| c.is_alphanumeric()))
@@ -376,7 +377,19 @@ pub fn is_test_path(path: &str) -> bool {
         || camel_suffix("Spec")
         || file.contains(".test.")
         || file.contains(".spec.")
+        || TEST_FILE_CONVENTIONS
+            .iter()
+            .any(|(ext, rule)| *ext == extension && rule(stem))
 }
+
+/// Test files known by a language's own convention, beside the shared ones above: Bats
+/// files are test scripts, Haskell's hspec discovers `Spec.hs`, ScalaTest and munit name
+/// suites `*Suite.scala`.
+const TEST_FILE_CONVENTIONS: &[(&str, fn(&str) -> bool)] = &[
+    ("bats", |_| true),
+    ("hs", |stem| stem == "Spec"),
+    ("scala", |stem| stem.ends_with("Suite") && stem.len() > "Suite".len()),
+];
 
 /// Whether a path holds generated, bundled or vendored code, which a fix rarely touches: an
 /// amalgamated single header (`single_include/`, `singleheader/`, `amalgamation/`), a build
@@ -410,7 +423,12 @@ pub fn is_generated_path(path: &str) -> bool {
     let marked = |w: &str| words[1..].contains(&w);
     words.len() > 2 && (marked("pb") || marked("pb2") || marked("min") || marked("bundle"))
         || words.contains(&"generated")
+        || GENERATED_SUFFIXES.iter().any(|suffix| file.ends_with(suffix))
 }
+
+/// File name endings of code generators: Dart's build_runner family (`json_serializable`,
+/// `freezed`, `auto_route`, `mockito`), Swift's `*.generated.swift` is caught by the word.
+const GENERATED_SUFFIXES: &[&str] = &[".g.dart", ".freezed.dart", ".gr.dart", ".mocks.dart"];
 
 #[cfg(test)]
 mod tests {
@@ -430,6 +448,15 @@ mod tests {
             "projects/SelfTest/UsageTests/Misc.tests.cpp",
             "spec/models/user_spec.rb",
             "pkg/testdata/input.go",
+            "src/commonTest/kotlin/CartTest.kt",
+            "Tests/ShopTests/CartTests.swift",
+            "modules/core/CartSpec.scala",
+            "modules/core/CartSuite.scala",
+            "spec/cart_spec.lua",
+            "lib/cart.bats",
+            "cart_test.exs",
+            "Spec.hs",
+            "lib/cart_test.dart",
         ] {
             assert!(is_test_path(path), "{path}");
         }
@@ -440,6 +467,8 @@ mod tests {
             "src/main/java/com/x/Test.java",
             "src/main/java/com/x/Latest.java",
             "lib/pytest_plugin.py",
+            "Sources/Suite.scala",
+            "src/XMonad/Spec/Layout.hs",
         ] {
             assert!(!is_test_path(path), "{path}");
         }
@@ -456,6 +485,8 @@ mod tests {
             "vendor/github.com/x/y.go",
             "third_party/zlib/inflate.c",
             "apis/zz_generated.deepcopy.go",
+            "lib/models/cart.g.dart",
+            "lib/models/cart.freezed.dart",
         ] {
             assert!(is_generated_path(path), "{path}");
         }
@@ -464,6 +495,8 @@ mod tests {
             "src/min.rs",
             "lib/bundle.js",
             "src/generator.py",
+            "lib/cart.dart",
+            "lib/g.dart",
         ] {
             assert!(!is_generated_path(path), "{path}");
         }

@@ -149,4 +149,13 @@ golden! {
     ruby_fixture_matches_golden => "ruby",
     php_fixture_matches_golden => "php",
     markdown_fixture_matches_golden => "markdown",
+    kotlin_fixture_matches_golden => "kotlin",
+    swift_fixture_matches_golden => "swift",
+    scala_fixture_matches_golden => "scala",
+    lua_fixture_matches_golden => "lua",
+    bash_fixture_matches_golden => "bash",
+    elixir_fixture_matches_golden => "elixir",
+    haskell_fixture_matches_golden => "haskell",
+    zig_fixture_matches_golden => "zig",
+    dart_fixture_matches_golden => "dart",
 }

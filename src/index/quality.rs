@@ -15,11 +15,6 @@ use crate::parse::{EntityKind, IssueKind};
 /// The report's file name inside a generation.
 pub const REPORT_FILE: &str = "preflight_report.json";
 
-/// Extensions of programming languages knowcode does not parse (counted against coverage).
-const UNPARSED_CODE: &[&str] = &[
-    "kt", "kts", "swift", "scala", "lua", "sh", "bash", "pl", "r", "dart", "ex", "exs", "erl",
-    "hs", "ml", "fs", "clj", "zig", "nim", "jl", "vue", "svelte", "m", "mm", "groovy",
-];
 
 fn grade(score: f64) -> &'static str {
     match score {
@@ -81,13 +76,12 @@ pub fn report(analysis: &Analysis) -> Value {
         .iter()
         .filter(|f| !f.issues.iter().any(|i| i.kind == IssueKind::SyntaxError))
         .count();
-    let unparsed: usize = analysis
-        .walked
-        .unsupported
+    let text_only = analysis
+        .parsed
         .iter()
-        .filter(|(ext, _)| UNPARSED_CODE.contains(&ext.as_str()))
-        .map(|(_, n)| n)
-        .sum();
+        .filter(|f| f.entities.first().is_some_and(|e| e.kind == EntityKind::Text))
+        .count();
+    let structured = files - text_only;
     let skipped = analysis.walked.skipped.len();
     let definitions: Vec<_> = analysis
         .parsed
@@ -142,9 +136,9 @@ pub fn report(analysis: &Analysis) -> Value {
         ),
         dimension(
             "language_coverage",
-            ratio(files, files + unparsed + skipped),
-            format!("{files} parsed, {unparsed} in unsupported languages, {skipped} skipped"),
-            "unsupported or skipped files are invisible to retrieval; check `knowcode doctor`",
+            ratio(structured, files + skipped),
+            format!("{structured} parsed, {text_only} read as text only, {skipped} skipped"),
+            "text-only files have no definitions or calls and skipped files are invisible to retrieval; check `knowcode inspect stats`",
         ),
         dimension(
             "documentation_density",

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use crate::parse::{IssueKind, READ_AS_TEXT};
 use crate::embed;
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::retrieve::generation::GenerationCache;
@@ -376,30 +377,45 @@ async fn check_generation(
         }
         Err(e) => report.push("tables", Status::Fail, e.message, e.hint),
     }
-    let unparsed: Vec<String> = manifest
-        .unsupported
+    let fallen_back: Vec<String> = manifest
+        .issues
         .iter()
-        .filter(|(ext, _)| {
-            [
-                "kt", "swift", "scala", "lua", "sh", "dart", "ex", "hs", "vue", "svelte",
-            ]
-            .contains(&ext.as_str())
-        })
-        .map(|(ext, n)| format!("{n} .{ext}"))
+        .filter(|i| i.message.ends_with(READ_AS_TEXT))
+        .map(|i| i.path.clone())
         .collect();
-    if unparsed.is_empty() {
+    let lossy = manifest
+        .issues
+        .iter()
+        .filter(|i| i.kind == IssueKind::InvalidUtf8)
+        .count();
+    let skipped = manifest.skipped.len();
+    if fallen_back.is_empty() && lossy == 0 && skipped == 0 {
         report.push(
             "languages",
             Status::Pass,
-            "every source file is in a supported language",
+            "every indexed file was read by its grammar or as its text format",
             "",
         );
     } else {
+        let mut parts = Vec::new();
+        if !fallen_back.is_empty() {
+            parts.push(format!(
+                "{} read as text after a failed parse ({})",
+                fallen_back.len(),
+                fallen_back.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if lossy > 0 {
+            parts.push(format!("{lossy} with invalid UTF-8 replaced"));
+        }
+        if skipped > 0 {
+            parts.push(format!("{skipped} skipped (binary, too large, minified …)"));
+        }
         report.push(
             "languages",
             Status::Warn,
-            format!("not parsed: {}", unparsed.join(", ")),
-            "these files are invisible to retrieval",
+            parts.join("; "),
+            "`knowcode inspect stats` names them; skipped files are invisible to retrieval",
         );
     }
 }

@@ -39,6 +39,8 @@ pub fn doc(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
     let raw = match spec.doc_style {
         DocStyle::Docstring => docstring_of_block(node.child_by_field_name("body")?, src),
         DocStyle::PrecedingComments => preceding_comments(node, src, spec),
+        DocStyle::Attribute { doc, module_doc } => preceding_attribute(node, src, doc)
+            .or_else(|| attribute_in_body(node, src, module_doc)),
         DocStyle::None => None,
     }?;
     let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
@@ -50,6 +52,11 @@ pub fn module_doc(root: Node, src: &[u8], spec: &LanguageSpec) -> Option<String>
     let raw = match spec.doc_style {
         DocStyle::Docstring => docstring_of_block(root, src),
         DocStyle::PrecedingComments => leading_file_comments(root, src),
+        DocStyle::Attribute { module_doc, .. } => {
+            let mut cursor = root.walk();
+            let first = root.named_children(&mut cursor).next()?;
+            attribute_in_body(first, src, module_doc)
+        }
         DocStyle::None => None,
     }?;
     let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
@@ -62,10 +69,7 @@ pub fn module_doc(root: Node, src: &[u8], spec: &LanguageSpec) -> Option<String>
 fn leading_file_comments(root: Node, src: &[u8]) -> Option<String> {
     let mut cursor = root.walk();
     let children: Vec<Node> = root.children(&mut cursor).collect();
-    let count = children
-        .iter()
-        .take_while(|n| n.kind().contains("comment"))
-        .count();
+    let count = children.iter().take_while(|n| is_comment(n.kind())).count();
     if count == 0 {
         return None;
     }
@@ -87,12 +91,77 @@ fn leading_file_comments(root: Node, src: &[u8]) -> Option<String> {
             };
             let kind = next.kind();
             next.start_position().row > last_row + 1
-                || ["package", "import", "use", "namespace", "preproc", "module"]
-                    .iter()
-                    .any(|k| kind.contains(k))
+                || FILE_PREAMBLE_KINDS.iter().any(|k| kind.contains(k))
         }
     };
     (inner_doc || belongs_to_file).then(|| clean_comment(&comments.join("\n")))
+}
+
+/// Node kinds (by part of their name) that open a file after its doc comment: package and
+/// module declarations, imports, a Haskell module header, a Dart `library` line.
+const FILE_PREAMBLE_KINDS: &[&str] = &[
+    "package", "import", "use", "namespace", "preproc", "module", "header", "library",
+];
+
+/// Whether a node kind is a comment (Haskell's `-- |` doc comments are `haddock` nodes).
+fn is_comment(kind: &str) -> bool {
+    kind.contains("comment") || kind == "haddock"
+}
+
+/// `@doc "…"` written above a definition, past other attributes (`@spec`, `@impl`) with no
+/// blank line between. `@doc false` documents nothing.
+fn preceding_attribute(node: Node, src: &[u8], name: &str) -> Option<String> {
+    let mut current = node.prev_named_sibling();
+    while let Some(sibling) = current {
+        let attribute = attribute_name(sibling, src)?;
+        if attribute == name {
+            return attribute_text(sibling, src);
+        }
+        current = sibling.prev_named_sibling();
+    }
+    None
+}
+
+/// `@moduledoc "…"` among the statements of a module's `do` block.
+fn attribute_in_body(node: Node, src: &[u8], name: &str) -> Option<String> {
+    let mut cursor = node.walk();
+    let body = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "do_block")?;
+    let mut cursor = body.walk();
+    let found = body
+        .named_children(&mut cursor)
+        .find(|c| attribute_name(*c, src).as_deref() == Some(name))?;
+    attribute_text(found, src)
+}
+
+/// The name of a module attribute node (`@doc …` → `doc`), None for anything else.
+fn attribute_name(node: Node, src: &[u8]) -> Option<String> {
+    if node.kind() != "unary_operator" || !text_of(node, src).starts_with('@') {
+        return None;
+    }
+    let operand = node.child_by_field_name("operand")?;
+    let target = match operand.kind() {
+        "call" => operand.child_by_field_name("target")?,
+        _ => operand,
+    };
+    Some(text_of(target, src).into_owned())
+}
+
+/// The string an attribute holds, unquoted (`~S"""…"""` sigils too); None for `@doc false`.
+fn attribute_text(node: Node, src: &[u8]) -> Option<String> {
+    let operand = node.child_by_field_name("operand")?;
+    let mut cursor = operand.walk();
+    let arguments = operand
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "arguments")?;
+    let value = arguments.named_child(0)?;
+    if !matches!(value.kind(), "string" | "sigil") {
+        return None;
+    }
+    let raw = text_of(value, src);
+    let unsigiled = raw.trim_start_matches('~').trim_start_matches(['S', 's']);
+    Some(clean_docstring(unsigiled))
 }
 
 fn docstring_of_block(block: Node, src: &[u8]) -> Option<String> {
@@ -117,11 +186,28 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
     }
     let mut parts = Vec::new();
     let mut expected_row = anchor.start_position().row;
-    let mut current = anchor.prev_sibling();
-    while let Some(sibling) = current {
+    let mut visited = anchor;
+    loop {
+        let Some(sibling) = visited.prev_sibling() else {
+            // A definition that opens its container (Haskell's first declaration) is
+            // documented above the container.
+            match visited.parent() {
+                Some(parent)
+                    if parent.parent().is_some()
+                        && parent.start_position().row == visited.start_position().row =>
+                {
+                    visited = parent;
+                    continue;
+                }
+                _ => break,
+            }
+        };
+        // A comment the grammar put at the end of the node above (Haskell's import list
+        // swallows the doc of the first declaration) is read as the node above.
+        let sibling = closing_comment(sibling).unwrap_or(sibling);
         if spec.doc_skip.contains(&sibling.kind()) {
             expected_row = sibling.start_position().row;
-        } else if sibling.kind().contains("comment") {
+        } else if is_comment(sibling.kind()) {
             let end = sibling.end_position();
             let end_row = if end.column == 0 && end.row > 0 {
                 end.row - 1
@@ -136,7 +222,7 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
         } else {
             break;
         }
-        current = sibling.prev_sibling();
+        visited = sibling;
     }
     if parts.is_empty() {
         return None;
@@ -145,15 +231,32 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
     Some(clean_comment(&parts.join("\n")))
 }
 
+/// The comment a non-comment node ends with, if any.
+fn closing_comment(node: Node) -> Option<Node> {
+    if is_comment(node.kind()) {
+        return None;
+    }
+    let last = node.child(node.child_count().checked_sub(1)?)?;
+    is_comment(last.kind()).then_some(last)
+}
+
 static XML_TAG: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"</?[A-Za-z][^>]*>").unwrap());
 
-/// Strips comment markers (`///`, `//`, `/** */`, `#`, leading `*`) and XML doc tags.
+/// Strips comment markers (`///`, `//`, `/** */`, `#`, leading `*`, `--`, Haddock's `-- |`
+/// and `-- ^`, LuaDoc's `---`) and XML doc tags; a `#!` interpreter line is no doc.
 pub fn clean_comment(raw: &str) -> String {
-    const MARKERS: &[&str] = &["/**", "/*!", "/*", "///", "//!", "//", "#", "*"];
+    const MARKERS: &[&str] = &[
+        "/**", "/*!", "/*", "///", "//!", "//", "#", "*", "---", "-- |", "-- ^", "--", "{-|",
+        "{-",
+    ];
     let mut lines = Vec::new();
     for line in raw.lines() {
         let mut line = line.trim();
+        if line.starts_with("#!") {
+            continue;
+        }
+        line = line.strip_suffix("-}").unwrap_or(line).trim_end();
         line = line.strip_suffix("*/").unwrap_or(line).trim_end();
         if let Some(marker) = MARKERS.iter().find(|m| line.starts_with(**m)) {
             line = line[marker.len()..].trim();
@@ -256,6 +359,13 @@ mod tests {
             "Current balance."
         );
         assert_eq!(clean_comment("# Greets people."), "Greets people.");
+        assert_eq!(
+            clean_comment("#!/usr/bin/env bash\n# A cart script."),
+            "A cart script."
+        );
+        assert_eq!(clean_comment("--- Adds a line."), "Adds a line.");
+        assert_eq!(clean_comment("-- | The price of a thing."), "The price of a thing.");
+        assert_eq!(clean_comment("{-| Block doc. -}"), "Block doc.");
     }
 
     #[test]

@@ -41,7 +41,9 @@ struct CallHit {
 struct ImportHit {
     span: Span,
     text: String,
-    module: Option<String>,
+    /// The module path, with the byte range it was read from: parts captured by separate
+    /// matches (Scala's `a`, `b`, `C` of `import a.b.C`) are joined in source order.
+    module: Option<(std::ops::Range<usize>, String)>,
     names: Vec<String>,
 }
 
@@ -56,6 +58,9 @@ struct HeritageHit {
 #[derive(Default)]
 struct Hits {
     defs: Vec<DefHit>,
+    /// Where definitions' names start: a call there is a definition's head (Elixir's
+    /// `def total(cart)`), not a call.
+    def_name_starts: std::collections::HashSet<usize>,
     calls: Vec<CallHit>,
     imports: Vec<ImportHit>,
     loose_import_names: Vec<(usize, String)>,
@@ -92,11 +97,6 @@ pub(super) fn extract(parsed: &mut ParsedFile, lang: &Language, tree: &Tree) {
     attach_imports(parsed, hits.imports, hits.loose_import_names);
     attach_heritage(parsed, hits.heritage);
     parsed.containers = hits.containers;
-}
-
-/// A file that could not be parsed still gets its module entity.
-pub(super) fn module_only(parsed: &mut ParsedFile) {
-    push_module(parsed, None);
 }
 
 fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
@@ -155,7 +155,7 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
             Some(node) => hits.imports.push(ImportHit {
                 span: span_of(node),
                 text: node_text(node, src),
-                module: module.map(|m| strip_quotes(&node_text(m, src))),
+                module: module.map(|m| (m.byte_range(), strip_quotes(&node_text(m, src)))),
                 names: name_texts.collect(),
             }),
             None => hits
@@ -176,6 +176,8 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
     if lang.spec.name == "markdown" {
         setext_subsections(root, src, &mut hits.defs);
     }
+    let heads = std::mem::take(&mut hits.def_name_starts);
+    hits.calls.retain(|call| !heads.contains(&call.pos));
     hits
 }
 
@@ -291,13 +293,24 @@ fn record_def(
         hit.subkind = hit.subkind.or(subkind);
         return;
     }
+    hits.def_name_starts.insert(name.start_byte());
     let name = crate::text::collapse_whitespace(&node_text(name, src));
     if name.is_empty() {
         return;
     }
     def_index.insert(node.id(), hits.defs.len());
+    let leading = leading_siblings(node, lang.spec.leading);
+    let span = match leading {
+        Some(first) => Span {
+            start_line: first.start_position().row as u32 + 1,
+            start_col: first.start_position().column as u32,
+            start_byte: first.start_byte(),
+            ..span_of(with_wrappers(node))
+        },
+        None => span_of(with_wrappers(node)),
+    };
     hits.defs.push(DefHit {
-        span: span_of(with_wrappers(node)),
+        span,
         kind,
         subkind,
         name,
@@ -306,7 +319,7 @@ fn record_def(
         signature: if is_scope {
             String::new()
         } else {
-            docs::signature(node, src)
+            docs::signature(leading.unwrap_or(node), src)
         },
         doc: if is_scope {
             None
@@ -341,6 +354,18 @@ fn with_wrappers(node: Node) -> Node {
         outer = parent;
     }
     outer
+}
+
+/// The first of the siblings of the listed kinds written right above `node` (a Haskell type
+/// signature above its equations), if any.
+fn leading_siblings<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
+    let mut first = None;
+    let mut current = node.prev_named_sibling();
+    while let Some(sibling) = current.filter(|s| kinds.contains(&s.kind())) {
+        first = Some(sibling);
+        current = sibling.prev_named_sibling();
+    }
+    first
 }
 
 /// `Foo<T>` → `Foo`, `ns::Foo` → `ns.Foo`, `*Foo` → `Foo`.
@@ -578,12 +603,13 @@ fn attach_imports(
     mut imports: Vec<ImportHit>,
     loose: Vec<(usize, String)>,
 ) {
+    let separator = parsed.language.path_separator;
     imports.sort_by_key(|i| (i.span.start_byte, Reverse(i.span.end_byte)));
     imports.dedup_by(|b, a| {
         let same = a.span.start_byte == b.span.start_byte && a.span.end_byte == b.span.end_byte;
         if same {
             a.names.append(&mut b.names);
-            a.module = a.module.take().or(b.module.take());
+            a.module = join_module_parts(a.module.take(), b.module.take(), separator);
         }
         same
     });
@@ -598,11 +624,10 @@ fn attach_imports(
             imports[i].names.push(name);
         }
     }
-    let separator = parsed.language.path_separator;
     parsed.imports = imports
         .into_iter()
         .filter_map(|imp| {
-            let raw_module = imp.module?;
+            let (_, raw_module) = imp.module?;
             let (module, mut names) = split_module_and_names(&raw_module, separator);
             names.extend(imp.names);
             names.retain(|n| !n.is_empty() && n != "*" && n != "self");
@@ -617,6 +642,22 @@ fn attach_imports(
             })
         })
         .collect();
+}
+
+/// Two captures of one import's module: the same node once, or parts of its path in source
+/// order, joined by the language's separator.
+fn join_module_parts(
+    first: Option<(std::ops::Range<usize>, String)>,
+    second: Option<(std::ops::Range<usize>, String)>,
+    separator: &str,
+) -> Option<(std::ops::Range<usize>, String)> {
+    match (first, second) {
+        (Some((a, text_a)), Some((b, text_b))) if b.start >= a.end => {
+            Some((a.start..b.end, format!("{text_a}{separator}{text_b}")))
+        }
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    }
 }
 
 /// `crate::shapes::{Area, Circle}` → (`crate::shapes`, [Area, Circle]);

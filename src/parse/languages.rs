@@ -14,10 +14,25 @@ use tree_sitter::Query;
 pub enum DocStyle {
     /// The first statement of the body is a string literal (Python).
     Docstring,
-    /// Comments directly above the definition (everything else).
+    /// Comments directly above the definition (most languages).
     PrecedingComments,
+    /// A module attribute written above the definition (`@doc "…"`), and one inside a
+    /// module's body for the module (`@moduledoc "…"`): Elixir.
+    Attribute {
+        doc: &'static str,
+        module_doc: &'static str,
+    },
     /// No documentation convention (Markdown sections are their own text).
     None,
+}
+
+/// How a file holds the code the grammar reads, when it is not the whole file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Embedding {
+    /// Single-file components (Vue, Svelte): only `<script>` elements hold code; the rest
+    /// (template, style) is blanked to spaces before parsing, so lines and columns stay
+    /// those of the file.
+    ScriptBlocks,
 }
 
 /// A language, as data.
@@ -35,10 +50,15 @@ pub struct LanguageSpec {
     pub wrappers: &'static [&'static str],
     /// Siblings that may stand between a doc comment and its definition (attributes).
     pub doc_skip: &'static [&'static str],
+    /// Siblings written right above a definition that belong to it and start its span
+    /// (Haskell's type signature above the equations).
+    pub leading: &'static [&'static str],
     /// Call receivers that mean "this object" (`self.f()`, `this.f()`).
     pub self_receivers: &'static [&'static str],
     /// How the language separates the parts of an import path (`.`, `::`, `/`, `\`).
     pub path_separator: &'static str,
+    /// Set when the grammar reads only part of the file (script blocks of a component).
+    pub embedded_in: Option<Embedding>,
 }
 
 const ECMA: &str = include_str!("queries/ecma.scm");
@@ -88,6 +108,33 @@ fn php() -> tree_sitter::Language {
 fn markdown() -> tree_sitter::Language {
     tree_sitter_md::LANGUAGE.into()
 }
+fn kotlin() -> tree_sitter::Language {
+    tree_sitter_kotlin_ng::LANGUAGE.into()
+}
+fn swift() -> tree_sitter::Language {
+    tree_sitter_swift::LANGUAGE.into()
+}
+fn scala() -> tree_sitter::Language {
+    tree_sitter_scala::LANGUAGE.into()
+}
+fn lua() -> tree_sitter::Language {
+    tree_sitter_lua::LANGUAGE.into()
+}
+fn bash() -> tree_sitter::Language {
+    tree_sitter_bash::LANGUAGE.into()
+}
+fn elixir() -> tree_sitter::Language {
+    tree_sitter_elixir::LANGUAGE.into()
+}
+fn haskell() -> tree_sitter::Language {
+    tree_sitter_haskell::LANGUAGE.into()
+}
+fn zig() -> tree_sitter::Language {
+    tree_sitter_zig::LANGUAGE.into()
+}
+fn dart() -> tree_sitter::Language {
+    tree_sitter_dart::LANGUAGE.into()
+}
 
 impl std::fmt::Debug for LanguageSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -108,6 +155,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &["self", "cls"],
         path_separator: ".",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "rust",
@@ -120,6 +169,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["attribute_item"],
         self_receivers: &["self", "Self"],
         path_separator: "::",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "javascript",
@@ -132,6 +183,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["decorator"],
         self_receivers: &["this"],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "typescript",
@@ -144,6 +197,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["decorator"],
         self_receivers: &["this"],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "tsx",
@@ -156,6 +211,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["decorator"],
         self_receivers: &["this"],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "go",
@@ -168,6 +225,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &[],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "java",
@@ -180,6 +239,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &["this"],
         path_separator: ".",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "c",
@@ -192,6 +253,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &[],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "cpp",
@@ -204,6 +267,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &["this"],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "csharp",
@@ -216,6 +281,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["attribute_list"],
         self_receivers: &["this", "base"],
         path_separator: ".",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "ruby",
@@ -228,6 +295,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &["self"],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
     LanguageSpec {
         name: "php",
@@ -240,6 +309,165 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &["attribute_list"],
         self_receivers: &["$this", "self", "static"],
         path_separator: "\\",
+        leading: &[],
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "kotlin",
+        family: "jvm",
+        extensions: &["kt", "kts"],
+        grammar: kotlin,
+        queries: &[include_str!("queries/kotlin.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &[],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "swift",
+        family: "swift",
+        extensions: &["swift"],
+        grammar: swift,
+        queries: &[include_str!("queries/swift.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["attribute"],
+        leading: &[],
+        self_receivers: &["self", "Self"],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "scala",
+        family: "jvm",
+        extensions: &["scala", "sc"],
+        grammar: scala,
+        queries: &[include_str!("queries/scala.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["annotation"],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "lua",
+        family: "lua",
+        extensions: &["lua"],
+        grammar: lua,
+        queries: &[include_str!("queries/lua.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &["variable_declaration", "assignment_statement"],
+        doc_skip: &[],
+        leading: &[],
+        self_receivers: &["self"],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "bash",
+        family: "shell",
+        extensions: &["sh", "bash", "bats", "zsh", "ksh"],
+        grammar: bash,
+        queries: &[include_str!("queries/bash.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &[],
+        leading: &[],
+        self_receivers: &[],
+        path_separator: "/",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "elixir",
+        family: "elixir",
+        extensions: &["ex", "exs"],
+        grammar: elixir,
+        queries: &[include_str!("queries/elixir.scm")],
+        doc_style: DocStyle::Attribute {
+            doc: "doc",
+            module_doc: "moduledoc",
+        },
+        wrappers: &[],
+        doc_skip: &[],
+        leading: &[],
+        self_receivers: &["__MODULE__"],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "haskell",
+        family: "haskell",
+        extensions: &["hs", "lhs"],
+        grammar: haskell,
+        queries: &[include_str!("queries/haskell.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &["signature", "pragma"],
+        leading: &["signature"],
+        self_receivers: &[],
+        path_separator: ".",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "zig",
+        family: "zig",
+        extensions: &["zig"],
+        grammar: zig,
+        queries: &[include_str!("queries/zig.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &[],
+        doc_skip: &[],
+        leading: &[],
+        self_receivers: &["self"],
+        path_separator: "/",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "dart",
+        family: "dart",
+        extensions: &["dart"],
+        grammar: dart,
+        queries: &[include_str!("queries/dart.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: &["member_declaration"],
+        doc_skip: &["annotation"],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: "/",
+        embedded_in: None,
+    },
+    LanguageSpec {
+        name: "vue",
+        family: "ecmascript",
+        extensions: &["vue"],
+        grammar: typescript,
+        queries: &[ECMA, include_str!("queries/typescript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: "/",
+        embedded_in: Some(Embedding::ScriptBlocks),
+    },
+    LanguageSpec {
+        name: "svelte",
+        family: "ecmascript",
+        extensions: &["svelte"],
+        grammar: typescript,
+        queries: &[ECMA, include_str!("queries/typescript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: "/",
+        embedded_in: Some(Embedding::ScriptBlocks),
     },
     LanguageSpec {
         name: "markdown",
@@ -252,8 +480,27 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         doc_skip: &[],
         self_receivers: &[],
         path_separator: "/",
+        leading: &[],
+        embedded_in: None,
     },
 ];
+
+/// The row of files read as text only (`parse::text`): no query, no doc style. Its grammar
+/// is never loaded — [`for_path`] does not return it and [`all`] does not compile it.
+pub static TEXT: LanguageSpec = LanguageSpec {
+    name: "text",
+    family: "text",
+    extensions: &[],
+    grammar: markdown,
+    queries: &[],
+    doc_style: DocStyle::None,
+    wrappers: &[],
+    doc_skip: &[],
+    leading: &[],
+    self_receivers: &[],
+    path_separator: "/",
+    embedded_in: None,
+};
 
 /// What a query capture means to the extractor, decoded once from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +540,13 @@ const SUBKINDS: &[&str] = &[
     "interface",
     "record",
     "module",
+    "object",
+    "protocol",
+    "extension",
+    "mixin",
+    "typeclass",
+    "instance",
+    "test",
 ];
 
 /// Why a bundled query file does not compile (a build defect a unit test catches).
@@ -424,9 +678,10 @@ fn spec_for_path(path: &str) -> Option<&'static LanguageSpec> {
         .find(|spec| spec.extensions.contains(&ext.as_str()))
 }
 
-/// Whether knowcode can parse a path (cheap: no query compilation).
+/// Whether knowcode indexes a path: a language it parses, or a format it reads as text
+/// (cheap: by name only, no query compilation).
 pub fn is_supported(path: &str) -> bool {
-    spec_for_path(path).is_some()
+    spec_for_path(path).is_some() || super::text::format_of(path).is_some()
 }
 
 /// The language family of a code path (`c` for C and C++, `ecmascript` for JavaScript and

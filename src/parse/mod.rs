@@ -5,8 +5,10 @@
 //! the syntax tree, resolves names across files, or touches the disk.
 
 mod docs;
+mod embedded;
 mod extract;
 pub mod languages;
+pub mod text;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,6 +35,8 @@ pub enum EntityKind {
     Method,
     Document,
     Section,
+    /// A file read as text only (a format without a grammar, or a failed parse).
+    Text,
 }
 
 impl EntityKind {
@@ -45,6 +49,7 @@ impl EntityKind {
             EntityKind::Method => "method",
             EntityKind::Document => "document",
             EntityKind::Section => "section",
+            EntityKind::Text => "text",
         }
     }
 
@@ -57,6 +62,7 @@ impl EntityKind {
             Self::Method,
             Self::Document,
             Self::Section,
+            Self::Text,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -72,9 +78,12 @@ impl EntityKind {
         matches!(self, EntityKind::Section | EntityKind::Document)
     }
 
-    /// Module and document: one per file.
+    /// Module, document and text: one per file.
     pub fn is_file_level(self) -> bool {
-        matches!(self, EntityKind::Module | EntityKind::Document)
+        matches!(
+            self,
+            EntityKind::Module | EntityKind::Document | EntityKind::Text
+        )
     }
 }
 
@@ -176,6 +185,18 @@ pub enum IssueKind {
     TooDeep,
 }
 
+impl IssueKind {
+    /// The kind's name in reports (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IssueKind::SyntaxError => "syntax_error",
+            IssueKind::InvalidUtf8 => "invalid_utf8",
+            IssueKind::Timeout => "timeout",
+            IssueKind::TooDeep => "too_deep",
+        }
+    }
+}
+
 /// Everything parsing one file produced.
 #[derive(Debug, Clone)]
 pub struct ParsedFile {
@@ -201,34 +222,78 @@ impl ParsedFile {
     }
 }
 
-/// Parses every file in parallel; files of unknown languages are dropped (the walk filters
-/// them already). Output order follows input order.
+/// Parses every file in parallel — with its grammar, or as text for the formats
+/// `text::format_of` knows; other files are dropped (the walk filters them already).
+/// Output order follows input order.
 pub fn parse_all(files: Vec<SourceFile>, on_file: &(dyn Fn() + Sync)) -> Vec<ParsedFile> {
     files
         .into_par_iter()
         .filter_map(|file| {
-            let language = languages::for_path(&file.rel_path)?;
-            let parsed = parse_file(file, language);
+            let parsed = match languages::for_path(&file.rel_path) {
+                Some(language) => parse_file(file, language),
+                None => {
+                    let format = text::format_of(&file.rel_path)?;
+                    parse_text(file, format)
+                }
+            };
             on_file();
             Some(parsed)
         })
         .collect()
 }
 
+/// Reads a file of a format without a grammar as text.
+pub fn parse_text(file: SourceFile, format: &str) -> ParsedFile {
+    let mut parsed = unparsed(file, &languages::TEXT);
+    text::read_as_text(&mut parsed, format);
+    parsed
+}
+
+/// A file's record before extraction: its text and an invalid-UTF-8 issue when decoding
+/// replaced bytes.
+fn unparsed(file: SourceFile, language: &'static LanguageSpec) -> ParsedFile {
+    let issues = if file.lossy {
+        vec![ParseIssue {
+            kind: IssueKind::InvalidUtf8,
+            line: 0,
+            message: "invalid UTF-8 replaced with U+FFFD".into(),
+        }]
+    } else {
+        Vec::new()
+    };
+    ParsedFile {
+        path: file.rel_path,
+        language,
+        text: file.text,
+        state: file.state,
+        entities: Vec::new(),
+        calls: Vec::new(),
+        imports: Vec::new(),
+        heritage: Vec::new(),
+        containers: Vec::new(),
+        issues,
+    }
+}
+
+/// The end of an issue's message when the file fell back to being read as text.
+pub const READ_AS_TEXT: &str = "; read as text";
+
+/// A file with syntax errors that yields no definition and at least this many lines is read
+/// as text: its grammar did not recognise it (a template, another dialect, a broken file).
+const UNRECOGNISED_MIN_LINES: usize = 5;
+
 thread_local! {
     static PARSERS: RefCell<HashMap<&'static str, Parser>> = RefCell::new(HashMap::new());
 }
 
-/// Parses one file with its language.
+/// Parses one file with its language; a parse that times out, or that recognises nothing in
+/// a file full of syntax errors, falls back to reading the file as text (the issue says why).
 pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
-    let mut issues = Vec::new();
-    if file.lossy {
-        issues.push(ParseIssue {
-            kind: IssueKind::InvalidUtf8,
-            line: 0,
-            message: "invalid UTF-8 replaced with U+FFFD".into(),
-        });
-    }
+    let code = language
+        .spec
+        .embedded_in
+        .map(|embedding| embedded::code_view(&file.text, embedding));
+    let mut parsed = unparsed(file, language.spec);
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers.entry(language.spec.name).or_insert_with(|| {
@@ -238,38 +303,40 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
                 .expect("grammar ABI is supported");
             parser
         });
-        let tree = parse_with_deadline(parser, file.text.as_bytes());
+        let bytes = code.as_deref().unwrap_or(parsed.text.as_bytes());
+        let tree = parse_with_deadline(parser, bytes);
         match (language.spec.name, tree) {
-            ("rust", Some(tree)) => Some(through_item_macros(parser, &file.text, tree)),
+            ("rust", Some(tree)) => Some(through_item_macros(parser, &parsed.text, tree)),
             (_, tree) => tree,
         }
     });
-    let mut parsed = ParsedFile {
-        path: file.rel_path,
-        language: language.spec,
-        text: file.text,
-        state: file.state,
-        entities: Vec::new(),
-        calls: Vec::new(),
-        imports: Vec::new(),
-        heritage: Vec::new(),
-        containers: Vec::new(),
-        issues,
-    };
     match tree {
         Some(tree) => {
-            if tree.root_node().has_error() {
+            let has_error = tree.root_node().has_error();
+            if has_error {
                 parsed.issues.push(docs::first_syntax_error(&tree));
             }
             extract::extract(&mut parsed, language, &tree);
+            if has_error && parsed.entities.len() == 1 && parsed.line_count() >= UNRECOGNISED_MIN_LINES
+            {
+                text::read_as_text(&mut parsed, language.spec.name);
+                for issue in &mut parsed.issues {
+                    if issue.kind == IssueKind::SyntaxError {
+                        issue.message.push_str(READ_AS_TEXT);
+                    }
+                }
+            }
         }
         None => {
             parsed.issues.push(ParseIssue {
                 kind: IssueKind::Timeout,
                 line: 0,
-                message: format!("parsing took longer than {}s", PARSE_TIMEOUT.as_secs()),
+                message: format!(
+                    "parsing took longer than {}s{READ_AS_TEXT}",
+                    PARSE_TIMEOUT.as_secs()
+                ),
             });
-            extract::module_only(&mut parsed);
+            text::read_as_text(&mut parsed, language.spec.name);
         }
     }
     parsed

@@ -528,10 +528,19 @@ impl Retriever {
                 }
             }
         }
+        // Name matches: definitions before files, a type before its extensions and
+        // instances, then by id. A ranked fallback keeps the ranking's order (a stable sort).
         matches.sort_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.kind.is_file_level().cmp(&b.1.kind.is_file_level()))
-                .then(a.1.id.cmp(&b.1.id))
+            let order = |(rank, e): &(u8, &crate::parse::Entity)| {
+                (*rank, *rank < 4 && e.kind.is_file_level(), *rank < 4 && is_extension(e))
+            };
+            order(a).cmp(&order(b)).then_with(|| {
+                if a.0 < 4 {
+                    a.1.id.cmp(&b.1.id)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
         });
         let total = matches.len();
         let profile = ResponseProfile::new(Action::Search, TaskType::Locate, verbosity);
@@ -793,6 +802,12 @@ fn disambiguation(
         hint: "call again with one candidate's id",
         freshness: freshness::check(generation),
     }
+}
+
+/// An entity that adds to a type defined elsewhere (a Swift or Dart extension, a Haskell
+/// instance): a search for the name lists the type first.
+fn is_extension(entity: &crate::parse::Entity) -> bool {
+    matches!(entity.subkind.as_deref(), Some("extension" | "instance"))
 }
 
 /// An entity's id, kind and line range (the summary row of `search` and disambiguation).

@@ -247,8 +247,9 @@ pub async fn rank(
     let mut hits: Vec<Hit> = fused.into_values().collect();
     for hit in &mut hits {
         let chunk = &generation.chunks[hit.chunk];
-        hit.score *=
-            kind_prior(chunk.kind, question) * place_prior(generation, &chunk.path, question);
+        hit.score *= kind_prior(chunk.kind, question)
+            * place_prior(generation, &chunk.path, question)
+            * test_block_prior(generation, &chunk.entity_id, question);
     }
     let files = pool_files(generation, question, &mut hits, frame_files);
     hits.sort_by(|a, b| {
@@ -705,6 +706,19 @@ fn place_prior(generation: &LoadedGeneration, path: &str, question: &Question) -
     place * language
 }
 
+/// A test written beside the code it exercises (Zig's `test "…"` blocks, subkind `test`)
+/// weighs what a test file's definitions weigh.
+fn test_block_prior(generation: &LoadedGeneration, entity_id: &str, question: &Question) -> f64 {
+    let is_test_block = generation
+        .entity(entity_id)
+        .is_some_and(|e| e.subkind.as_deref() == Some("test"));
+    if is_test_block && !question.about_tests {
+        TEST_PRIOR
+    } else {
+        1.0
+    }
+}
+
 /// How likely an entity of this kind is the answer, before looking at the query: file
 /// headers and prose (Markdown sections) answer fewer code questions than definitions and
 /// otherwise crowd them out of the top ranks (measured on the benchmark).
@@ -712,6 +726,10 @@ fn kind_prior(kind: EntityKind, question: &Question) -> f64 {
     match kind {
         EntityKind::Function | EntityKind::Method | EntityKind::Class => 1.0,
         EntityKind::Module => PROSE_PRIOR,
+        // A text file (configuration, a format without a grammar) answers a one-line
+        // question like code does; a report's fix goes into code.
+        EntityKind::Text if question.long => REPORT_PROSE_PRIOR,
+        EntityKind::Text => 1.0,
         EntityKind::Section | EntityKind::Document => prose_prior(question),
     }
 }
@@ -731,7 +749,7 @@ fn kind_priority(kind: EntityKind) -> u8 {
         EntityKind::Function | EntityKind::Method => 0,
         EntityKind::Class => 1,
         EntityKind::Section => 2,
-        EntityKind::Module | EntityKind::Document => 3,
+        EntityKind::Module | EntityKind::Document | EntityKind::Text => 3,
     }
 }
 

@@ -484,6 +484,7 @@ impl Service {
         for e in &generation.edges {
             *edges.entry(e.kind.as_str()).or_default() += 1;
         }
+        let (languages, text_only) = files_by_language(&generation.entities);
         let counts = &generation.manifest.counts;
         let discovery =
             crate::index::deps::discover(&generation.root, self.config.index.dependencies);
@@ -495,6 +496,9 @@ impl Service {
             "generation_id": generation.id,
             "kind": generation.manifest.kind.as_str(),
             "files": counts.files,
+            "languages": languages,
+            "text_only": text_only,
+            "problems": problems(&generation.manifest),
             "entities": entities,
             "edges": edges,
             "resolved": counts.edges_resolved,
@@ -511,6 +515,46 @@ impl Service {
         }
         Ok(stats)
     }
+}
+
+/// Indexed files per language (a text file counts under its format, a failed parse under
+/// its language), and how many of them were read as text only.
+fn files_by_language(
+    entities: &[crate::parse::Entity],
+) -> (std::collections::BTreeMap<&str, usize>, usize) {
+    let mut languages: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut text_only = 0;
+    for file in entities.iter().filter(|e| e.kind.is_file_level()) {
+        *languages.entry(file.language.as_str()).or_default() += 1;
+        text_only += usize::from(file.kind == crate::parse::EntityKind::Text);
+    }
+    (languages, text_only)
+}
+
+/// Files with problems, counted by kind (syntax errors, invalid UTF-8, timeouts; skipped
+/// files by their reason), with the first few named so an agent can look.
+fn problems(manifest: &crate::store::manifest::Manifest) -> Value {
+    const NAMED: usize = 3;
+    let mut by_kind: std::collections::BTreeMap<String, usize> = Default::default();
+    for issue in &manifest.issues {
+        *by_kind.entry(issue.kind.as_str().to_string()).or_default() += 1;
+    }
+    for skipped in &manifest.skipped {
+        *by_kind.entry(skipped.reason.as_str().to_string()).or_default() += 1;
+    }
+    let named: Vec<String> = manifest
+        .issues
+        .iter()
+        .map(|i| format!("{}: {}", i.path, i.message))
+        .chain(
+            manifest
+                .skipped
+                .iter()
+                .map(|s| format!("{}: {}", s.path, s.reason.as_str())),
+        )
+        .take(NAMED)
+        .collect();
+    json!({"counts": by_kind, "first": named})
 }
 
 /// The runtime a background job drives its async work on (jobs run on their own thread).

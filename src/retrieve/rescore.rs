@@ -1,0 +1,375 @@
+//! Structural re-scoring of a one-line question's candidates: what a code-search question
+//! says beyond its words. A named symbol's definition comes first — strongest in the file
+//! named after it, found by name even when no leg retrieved it; file and folder names that
+//! spell the question's words are evidence; a file several of whose parts match ranks as a
+//! file; examples, documentation sources and compat/legacy copies rank below the code they
+//! show; and repeats from one file decay so other relevant files reach the top. Boosts are
+//! counted in units of the best fused score, so they outweigh the small differences of rank
+//! fusion. Reports (long questions) are left to the report reading in `rank`; nothing here
+//! reads the store.
+
+use std::collections::HashMap;
+
+use super::generation::LoadedGeneration;
+use super::question::{QueryShape, Question};
+use super::rank::Hit;
+use crate::parse::{Entity, EntityKind};
+use crate::text::split_identifier;
+use crate::walk::is_test_path;
+
+/// The definition of a symbol-shaped question's symbol gains this many best scores.
+const DEFINITION_BOOST: f64 = 3.0;
+/// … times this when the definition's file is named after the symbol.
+const NAMED_FILE_FACTOR: f64 = 1.5;
+/// Identifiers written inside a sentence get this share of the definition boost.
+const SENTENCE_SYMBOL_SHARE: f64 = 0.5;
+/// Definitions of one name taken at most (the first by kind, then id).
+const MAX_DEFINITIONS: usize = 5;
+/// A file whose name or folders spell all of a sentence's words: its hits gain this many
+/// best scores (in proportion to the share of words matched).
+const PATH_WORDS_BOOST: f64 = 0.6;
+/// A file's best hit gains this share of the file's summed score over the best file's.
+const COHERENCE_SHARE: f64 = 0.3;
+/// Multiplier for examples, documentation sources and compat/legacy copies.
+const COPY_PRIOR: f64 = 0.3;
+/// The n-th hit (from 0) of one file keeps `REPEAT_DECAY^n` of its score.
+const REPEAT_DECAY: f64 = 0.5;
+
+/// Re-scores `hits` in place for a one-line question (reports are returned unchanged).
+pub fn rescore(generation: &LoadedGeneration, question: &Question, hits: &mut Vec<Hit>) {
+    if question.long || hits.is_empty() {
+        return;
+    }
+    let best = hits.iter().map(|h| h.score).fold(0.0, f64::max);
+    if best <= 0.0 {
+        return;
+    }
+    boost_definitions(generation, question, hits, best);
+    if question.shape != QueryShape::Identifier {
+        boost_path_words(generation, question, hits, best);
+    }
+    add_coherence(generation, hits, best);
+    demote_copies(generation, question, hits);
+    decay_repeats(generation, hits);
+}
+
+/// A symbol the question names: the written form, the name a definition carries (its last
+/// segment) and the qualifier before it (`a::b`, `a.b`, `a->b`, `Foo#bar`).
+#[derive(Debug, PartialEq)]
+struct Symbol {
+    name: String,
+    qualifier: Option<String>,
+}
+
+/// `basic_format_args`, `itoa::Buffer::format`, `Foo#bar`, `obj->m`, `Router.use`: the
+/// qualifier and the last segment.
+fn parse_symbol(written: &str) -> Option<Symbol> {
+    let trimmed = written.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+    let parts: Vec<&str> = trimmed
+        .split("::")
+        .flat_map(|p| p.split("->"))
+        .flat_map(|p| p.split(['.', '#']))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let (name, qualifier) = parts.split_last()?;
+    let valid = |s: &str| s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if name.len() < 2 || !parts.iter().all(|p| valid(p)) {
+        return None;
+    }
+    Some(Symbol {
+        name: name.to_string(),
+        qualifier: (!qualifier.is_empty()).then(|| qualifier.join(".")),
+    })
+}
+
+/// The symbols of a question with the share of the boost each gets: the whole question when
+/// it is one symbol, else the identifiers (compound words, qualified paths) written in it.
+fn symbols(question: &Question) -> Vec<(Symbol, f64)> {
+    if question.shape == QueryShape::Identifier {
+        return question
+            .text
+            .split_whitespace()
+            .filter_map(parse_symbol)
+            .map(|s| (s, 1.0))
+            .collect();
+    }
+    question
+        .text
+        .split_whitespace()
+        .filter(|w| is_identifier_shaped(w))
+        .filter_map(parse_symbol)
+        .map(|s| (s, SENTENCE_SYMBOL_SHARE))
+        .collect()
+}
+
+/// A word written as code: snake_case, camelCase/PascalCase with an inner capital, or a
+/// qualified path.
+fn is_identifier_shaped(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+    let inner_capital = word.chars().skip(1).any(|c| c.is_uppercase())
+        && word.chars().any(|c| c.is_lowercase());
+    (word.contains('_') && word.trim_matches('_').contains(|c: char| c.is_alphabetic()))
+        || inner_capital
+        || word.contains("::")
+        || word.contains("->")
+        || (word.contains('.') && !word.ends_with('.'))
+}
+
+/// The definitions of `symbol` outside tests (unless asked), those agreeing with its
+/// qualifier first, classes before functions, at most [`MAX_DEFINITIONS`].
+fn definitions<'g>(
+    generation: &'g LoadedGeneration,
+    symbol: &Symbol,
+    about_tests: bool,
+) -> Vec<&'g Entity> {
+    let mut found: Vec<&Entity> = generation
+        .entities_named(&symbol.name)
+        .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
+        .collect();
+    if let Some(qualifier) = &symbol.qualifier {
+        let last = qualifier.rsplit('.').next().unwrap_or(qualifier).to_lowercase();
+        let agrees = |e: &Entity| {
+            e.qualified_name.to_lowercase().contains(&last) || e.path.to_lowercase().contains(&last)
+        };
+        if found.iter().any(|e| agrees(e)) {
+            found.retain(|e| agrees(e));
+        }
+    }
+    found.sort_by(|a, b| {
+        kind_order(a.kind)
+            .cmp(&kind_order(b.kind))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    found.truncate(MAX_DEFINITIONS);
+    found
+}
+
+fn kind_order(kind: EntityKind) -> u8 {
+    match kind {
+        EntityKind::Class => 0,
+        EntityKind::Function | EntityKind::Method => 1,
+        _ => 2,
+    }
+}
+
+/// Whether a file's name (without extension) is the symbol, ignoring case and separators.
+fn file_named_after(path: &str, symbol: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    split_identifier(stem) == split_identifier(symbol)
+}
+
+/// Each named symbol's definitions gain `DEFINITION_BOOST` best scores (shared among several
+/// definitions of one name), more in a file named after the symbol; a definition no leg
+/// retrieved joins the candidates.
+fn boost_definitions(
+    generation: &LoadedGeneration,
+    question: &Question,
+    hits: &mut Vec<Hit>,
+    best: f64,
+) {
+    let mut index: HashMap<String, usize> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.entity_id.clone(), i))
+        .collect();
+    for (symbol, share) in symbols(question) {
+        let found = definitions(generation, &symbol, question.about_tests);
+        let spread = (found.len().max(1) as f64).sqrt();
+        for entity in found {
+            let named = file_named_after(&entity.path, &symbol.name);
+            let boost = best * DEFINITION_BOOST * share / spread
+                * if named { NAMED_FILE_FACTOR } else { 1.0 };
+            let position = match index.get(&entity.id) {
+                Some(&i) => i,
+                None => {
+                    let Some(chunk) = generation.first_chunk_index(&entity.id) else {
+                        continue;
+                    };
+                    hits.push(Hit {
+                        entity_id: entity.id.clone(),
+                        chunk,
+                        score: 0.0,
+                        evidence: Default::default(),
+                    });
+                    index.insert(entity.id.clone(), hits.len() - 1);
+                    hits.len() - 1
+                }
+            };
+            hits[position].score += boost;
+            hits[position].evidence.name_match = true;
+        }
+    }
+}
+
+/// A word folded for comparing with path words: lower case, a plural `s` dropped.
+fn fold(word: &str) -> String {
+    let lower = word.to_lowercase();
+    match lower.strip_suffix('s') {
+        Some(stem) if stem.len() > 3 && !stem.ends_with('s') => stem.to_string(),
+        _ => lower,
+    }
+}
+
+/// The words of a path's file stem and its last three folders, folded.
+fn path_words(path: &str) -> Vec<String> {
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    let folders = segments.iter().rev().take(3).copied();
+    std::iter::once(stem)
+        .chain(folders)
+        .flat_map(split_identifier)
+        .map(|w| fold(&w))
+        .collect()
+}
+
+/// Hits of files whose name or folders spell the sentence's words gain up to
+/// `PATH_WORDS_BOOST` best scores, in proportion to the share of words matched.
+fn boost_path_words(
+    generation: &LoadedGeneration,
+    question: &Question,
+    hits: &mut [Hit],
+    best: f64,
+) {
+    let mut words: Vec<String> = question
+        .words
+        .iter()
+        .filter(|w| w.len() > 2)
+        .map(|w| fold(w))
+        .collect();
+    words.sort();
+    words.dedup();
+    if words.is_empty() {
+        return;
+    }
+    let mut by_path: HashMap<&str, f64> = HashMap::new();
+    for hit in hits.iter_mut() {
+        let path = generation.chunks[hit.chunk].path.as_str();
+        let share = *by_path.entry(path).or_insert_with(|| {
+            let spelled = path_words(path);
+            let matched = words.iter().filter(|w| spelled.contains(w)).count();
+            matched as f64 / words.len() as f64
+        });
+        hit.score += best * PATH_WORDS_BOOST * share;
+    }
+}
+
+/// A file's best hit gains `COHERENCE_SHARE` best scores times the file's summed score over
+/// the best file's: several matching parts make the file likelier.
+fn add_coherence(generation: &LoadedGeneration, hits: &mut [Hit], best: f64) {
+    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+    for (i, hit) in hits.iter().enumerate() {
+        let entry = sums
+            .entry(generation.chunks[hit.chunk].path.as_str())
+            .or_insert((0.0, i));
+        entry.0 += hit.score;
+        if hit.score > hits[entry.1].score {
+            entry.1 = i;
+        }
+    }
+    let top = sums.values().map(|(sum, _)| *sum).fold(0.0, f64::max);
+    if top <= 0.0 {
+        return;
+    }
+    let lifts: Vec<(usize, f64)> = sums
+        .values()
+        .map(|&(sum, leader)| (leader, best * COHERENCE_SHARE * sum / top))
+        .collect();
+    for (leader, lift) in lifts {
+        hits[leader].score += lift;
+    }
+}
+
+/// Folder names of copies of the code rather than the code: examples, documentation
+/// sources, compatibility and legacy layers.
+const COPY_FOLDERS: &[&str] = &[
+    "example", "examples", "_examples", "sample", "samples", "demo", "demos", "doc", "docs",
+    "compat", "legacy", "deprecated",
+];
+
+/// Whether a path is an example, a documentation source or a compat/legacy copy.
+fn is_copy_path(path: &str) -> bool {
+    path.split('/')
+        .rev()
+        .skip(1)
+        .any(|folder| COPY_FOLDERS.contains(&folder.to_lowercase().as_str()))
+}
+
+/// Examples, documentation sources and compat/legacy copies keep `COPY_PRIOR` of their
+/// score unless the question is about them (tests are demoted by `rank`'s place prior).
+fn demote_copies(generation: &LoadedGeneration, question: &Question, hits: &mut [Hit]) {
+    if question.about_tests {
+        return;
+    }
+    for hit in hits.iter_mut() {
+        if is_copy_path(&generation.chunks[hit.chunk].path) {
+            hit.score *= COPY_PRIOR;
+        }
+    }
+}
+
+/// The n-th best hit of one file keeps `REPEAT_DECAY^n` of its score.
+fn decay_repeats(generation: &LoadedGeneration, hits: &mut [Hit]) {
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    order.sort_by(|&a, &b| {
+        hits[b]
+            .score
+            .total_cmp(&hits[a].score)
+            .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
+    });
+    let mut seen: HashMap<String, i32> = HashMap::new();
+    for i in order {
+        let path = generation.chunks[hits[i].chunk].path.clone();
+        let nth = seen.entry(path).or_insert(0);
+        hits[i].score *= REPEAT_DECAY.powi(*nth);
+        *nth += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_are_split_into_qualifier_and_name() {
+        assert_eq!(
+            parse_symbol("itoa::Buffer::format"),
+            Some(Symbol {
+                name: "format".into(),
+                qualifier: Some("itoa.Buffer".into())
+            })
+        );
+        assert_eq!(parse_symbol("Foo#bar").unwrap().name, "bar");
+        assert_eq!(parse_symbol("obj->method").unwrap().qualifier.as_deref(), Some("obj"));
+        assert_eq!(parse_symbol("`basic_format_args`").unwrap().name, "basic_format_args");
+        assert_eq!(parse_symbol("a"), None);
+    }
+
+    #[test]
+    fn identifier_shaped_words_are_code_in_a_sentence() {
+        for word in ["snake_case", "camelCase", "Foo::bar", "req.params", "obj->m"] {
+            assert!(is_identifier_shaped(word), "{word}");
+        }
+        for word in ["middleware", "Request", "URL", "e.g.", "__"] {
+            assert!(!is_identifier_shaped(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn files_named_after_a_symbol_ignore_case_and_separators() {
+        assert!(file_named_after("include/fmt/base.h", "Base"));
+        assert!(file_named_after("src/string_utils.rs", "StringUtils"));
+        assert!(!file_named_after("src/strings.rs", "StringUtils"));
+    }
+
+    #[test]
+    fn path_words_fold_plurals_and_keep_three_folders() {
+        assert_eq!(
+            path_words("a/b/middleware/loggers/RequestLogger.rb"),
+            ["request", "logger", "logger", "middleware", "b"]
+        );
+        assert!(is_copy_path("_examples/rest/main.go"));
+        assert!(!is_copy_path("docs.go"));
+    }
+}
