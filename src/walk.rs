@@ -368,7 +368,7 @@ pub fn is_test_path(path: &str) -> bool {
         stem.strip_suffix(suffix)
             .is_some_and(|rest| rest.ends_with(|c: char| c.is_alphanumeric()))
     };
-    stem.starts_with("test_")
+    (stem.starts_with("test_") && !SHELL_EXTENSIONS.contains(&extension))
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
         || stem.ends_with("_spec")
@@ -382,13 +382,19 @@ pub fn is_test_path(path: &str) -> bool {
             .any(|(ext, rule)| *ext == extension && rule(stem))
 }
 
+/// Shell scripts: `test_functions.bash` is a library (bats-core's), shell tests are `.bats`
+/// files or live in test folders.
+const SHELL_EXTENSIONS: &[&str] = &["sh", "bash", "zsh", "ksh"];
+
 /// Test files known by a language's own convention, beside the shared ones above: Bats
 /// files are test scripts, Haskell's hspec discovers `Spec.hs`, ScalaTest and munit name
 /// suites `*Suite.scala`.
 const TEST_FILE_CONVENTIONS: &[(&str, fn(&str) -> bool)] = &[
     ("bats", |_| true),
     ("hs", |stem| stem == "Spec"),
-    ("scala", |stem| stem.ends_with("Suite") && stem.len() > "Suite".len()),
+    ("scala", |stem| {
+        stem.ends_with("Suite") && stem.len() > "Suite".len()
+    }),
 ];
 
 /// Whether a path holds generated, bundled or vendored code, which a fix rarely touches: an
@@ -423,7 +429,9 @@ pub fn is_generated_path(path: &str) -> bool {
     let marked = |w: &str| words[1..].contains(&w);
     words.len() > 2 && (marked("pb") || marked("pb2") || marked("min") || marked("bundle"))
         || words.contains(&"generated")
-        || GENERATED_SUFFIXES.iter().any(|suffix| file.ends_with(suffix))
+        || GENERATED_SUFFIXES
+            .iter()
+            .any(|suffix| file.ends_with(suffix))
 }
 
 /// File name endings of code generators: Dart's build_runner family (`json_serializable`,
@@ -468,6 +476,7 @@ mod tests {
             "src/main/java/com/x/Latest.java",
             "lib/pytest_plugin.py",
             "Sources/Suite.scala",
+            "lib/bats-core/test_functions.bash",
             "src/XMonad/Spec/Layout.hs",
         ] {
             assert!(!is_test_path(path), "{path}");

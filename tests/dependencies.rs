@@ -203,6 +203,15 @@ fn cargo_dependencies_are_found_indexed_once_and_searched_by_qualified_name() {
     assert_eq!(first["package"], format!("itoa@{itoa}"), "{found}");
     assert_eq!(first["id"], "src/lib.rs::Buffer.format", "{found}");
     cache.assert_no_machine_path(&found, project.path());
+    // A crate the project does not depend on answers nothing, and the hint names the
+    // indexed ones instead of another crate's `format`.
+    let absent = cache.scoped("search", "ryu::Buffer::format", root, "dependencies", &[]);
+    assert_eq!(absent["results"], serde_json::json!([]), "{absent}");
+    let hint = absent["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("no dependency named `ryu`") && hint.contains(&format!("itoa@{itoa}")),
+        "{absent}"
+    );
     // `semantic_search` ranks the packages and, with `all`, the project in one list.
     let ranked = cache.scoped(
         "semantic-search",

@@ -468,10 +468,16 @@ fn syntax_errors_yield_partial_results_in_every_language() {
         ("a.php", "<?php\nfunction ok() {}\nfunction broken( {\n"),
         ("a.kt", "fun ok() {}\nfun broken( {\n"),
         ("a.swift", "func ok() {}\nfunc broken( {\n"),
-        ("a.scala", "object A { def ok(): Int = 1\n def broken( = }\n"),
+        (
+            "a.scala",
+            "object A { def ok(): Int = 1\n def broken( = }\n",
+        ),
         ("a.lua", "function ok() end\nfunction broken(\n"),
         ("a.sh", "ok() { true; }\nbroken() { (\n"),
-        ("a.ex", "defmodule A do\n  def ok, do: 1\n  def broken(\nend\n"),
+        (
+            "a.ex",
+            "defmodule A do\n  def ok, do: 1\n  def broken(\nend\n",
+        ),
         ("a.hs", "ok = 1\nbroken = (\n"),
         ("a.zig", "fn ok() void {}\nfn broken( {\n"),
         ("a.dart", "void ok() {}\nvoid broken( {\n"),
@@ -558,16 +564,52 @@ fn code_outside_definitions_gets_module_code_chunks() {
 
 /// (fixture, entity id, its doc's first line) for each language's doc convention.
 const DOC_CONVENTIONS: &[(&str, &str, &str)] = &[
-    ("kotlin", "src/main/kotlin/shop/Cart.kt::Cart", "A shopping cart holding product lines."),
-    ("swift", "Sources/Shop/Cart.swift::Cart.add", "Adds a line to the cart."),
-    ("scala", "src/main/scala/shop/Cart.scala::Cart", "A shopping cart holding product lines."),
-    ("lua", "lua/shop/cart.lua::Cart.add", "Adds a line to the cart."),
-    ("bash", "lib/pricing.sh::apply_discount", "Applies a percentage discount to an amount in cents."),
-    ("elixir", "lib/shop/cart.ex::Shop.Cart", "A shopping cart holding product lines."),
-    ("elixir", "lib/shop/cart.ex::Shop.Cart.add", "Adds a line to the cart."),
-    ("haskell", "src/Shop/Cart.hs::total", "Sum of the line prices after the discount, rounded to cents."),
+    (
+        "kotlin",
+        "src/main/kotlin/shop/Cart.kt::Cart",
+        "A shopping cart holding product lines.",
+    ),
+    (
+        "swift",
+        "Sources/Shop/Cart.swift::Cart.add",
+        "Adds a line to the cart.",
+    ),
+    (
+        "scala",
+        "src/main/scala/shop/Cart.scala::Cart",
+        "A shopping cart holding product lines.",
+    ),
+    (
+        "lua",
+        "lua/shop/cart.lua::Cart.add",
+        "Adds a line to the cart.",
+    ),
+    (
+        "bash",
+        "lib/pricing.sh::apply_discount",
+        "Applies a percentage discount to an amount in cents.",
+    ),
+    (
+        "elixir",
+        "lib/shop/cart.ex::Shop.Cart",
+        "A shopping cart holding product lines.",
+    ),
+    (
+        "elixir",
+        "lib/shop/cart.ex::Shop.Cart.add",
+        "Adds a line to the cart.",
+    ),
+    (
+        "haskell",
+        "src/Shop/Cart.hs::total",
+        "Sum of the line prices after the discount, rounded to cents.",
+    ),
     ("zig", "src/cart.zig::Cart.add", "Adds a line to the cart."),
-    ("dart", "lib/cart.dart::Cart.add", "Adds a line to the cart."),
+    (
+        "dart",
+        "lib/cart.dart::Cart.add",
+        "Adds a line to the cart.",
+    ),
 ];
 
 #[test]
@@ -594,16 +636,28 @@ fn new_languages_import_and_inherit() {
         .expect("the import");
     assert_eq!(import.module, "shop.Pricing.applyDiscount");
     assert_eq!(import.names, ["applyDiscount"]);
-    edge(&scala, EdgeKind::Inherits, "src/main/scala/shop/Cart.scala::Line", "src/main/scala/shop/Pricing.scala::Priced");
+    edge(
+        &scala,
+        EdgeKind::Inherits,
+        "src/main/scala/shop/Cart.scala::Line",
+        "src/main/scala/shop/Pricing.scala::Priced",
+    );
     let haskell = analyse("haskell");
     let total = entity(&haskell, "src/Shop/Cart.hs::total");
-    assert_eq!(total.signature, "total :: Int -> Cart -> Double", "the type signature leads");
+    assert_eq!(
+        total.signature, "total :: Int -> Cart -> Double",
+        "the type signature leads"
+    );
     assert_eq!(total.span.start_line, 30);
     let instance = entity(&haskell, "src/Shop/Cart.hs::Line.Priced");
     assert_eq!(instance.subkind.as_deref(), Some("instance"));
     let elixir = analyse("elixir");
     assert!(
-        elixir.parsed.iter().flat_map(|f| &f.calls).all(|c| c.name != "total" && c.name != "add"),
+        elixir
+            .parsed
+            .iter()
+            .flat_map(|f| &f.calls)
+            .all(|c| c.name != "total" && c.name != "add"),
         "a def's head is not a call"
     );
     let zig = analyse("zig");
@@ -611,5 +665,9 @@ fn new_languages_import_and_inherit() {
     assert_eq!(test.subkind.as_deref(), Some("test"));
     let swift = analyse("swift");
     let clear = entity(&swift, "Sources/Shop/Cart.swift::Cart.clear");
-    assert_eq!(clear.kind, EntityKind::Method, "an extension's member is the type's method");
+    assert_eq!(
+        clear.kind,
+        EntityKind::Method,
+        "an extension's member is the type's method"
+    );
 }

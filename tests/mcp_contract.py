@@ -401,6 +401,12 @@ async def dependency_scope():
         first = found["results"][0]
         assert first["id"] == "click/core.py::Command.invoke", found
         assert first["package"].startswith("click@"), found
+        # A package the project does not depend on answers nothing and says which are indexed.
+        absent = await ok(s.session, "knowcode_retrieve", action="search",
+                          query="itoa::Buffer::format", scope="dependencies")
+        assert absent["results"] == [], absent
+        assert "no dependency named `itoa`" in absent["hint"], absent
+        assert "click@" in absent["hint"], absent
         own = await ok(s.session, "knowcode_retrieve", action="search", query="checkout")
         assert own["results"] and all("package" not in r for r in own["results"]), own
         answer = await ok(s.session, "knowcode_retrieve", action="query",

@@ -15,7 +15,6 @@ use crate::parse::{EntityKind, IssueKind};
 /// The report's file name inside a generation.
 pub const REPORT_FILE: &str = "preflight_report.json";
 
-
 fn grade(score: f64) -> &'static str {
     match score {
         s if s >= 90.0 => "A",
@@ -79,7 +78,11 @@ pub fn report(analysis: &Analysis) -> Value {
     let text_only = analysis
         .parsed
         .iter()
-        .filter(|f| f.entities.first().is_some_and(|e| e.kind == EntityKind::Text))
+        .filter(|f| {
+            f.entities
+                .first()
+                .is_some_and(|e| e.kind == EntityKind::Text)
+        })
         .count();
     let structured = files - text_only;
     let skipped = analysis.walked.skipped.len();

@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::parse::{IssueKind, READ_AS_TEXT};
 use crate::embed;
 use crate::error::{ErrorCode, KnowcodeError};
+use crate::parse::{IssueKind, READ_AS_TEXT};
 use crate::retrieve::generation::GenerationCache;
 use crate::store::legacy::Readiness;
 use crate::store::shared::SharedStore;
@@ -402,7 +402,12 @@ async fn check_generation(
             parts.push(format!(
                 "{} read as text after a failed parse ({})",
                 fallen_back.len(),
-                fallen_back.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                fallen_back
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         if lossy > 0 {

@@ -39,8 +39,9 @@ pub fn doc(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<String> {
     let raw = match spec.doc_style {
         DocStyle::Docstring => docstring_of_block(node.child_by_field_name("body")?, src),
         DocStyle::PrecedingComments => preceding_comments(node, src, spec),
-        DocStyle::Attribute { doc, module_doc } => preceding_attribute(node, src, doc)
-            .or_else(|| attribute_in_body(node, src, module_doc)),
+        DocStyle::Attribute { doc, module_doc } => {
+            preceding_attribute(node, src, doc).or_else(|| attribute_in_body(node, src, module_doc))
+        }
         DocStyle::None => None,
     }?;
     let cleaned = truncate_chars(&raw, MAX_DOC_CHARS);
@@ -100,7 +101,14 @@ fn leading_file_comments(root: Node, src: &[u8]) -> Option<String> {
 /// Node kinds (by part of their name) that open a file after its doc comment: package and
 /// module declarations, imports, a Haskell module header, a Dart `library` line.
 const FILE_PREAMBLE_KINDS: &[&str] = &[
-    "package", "import", "use", "namespace", "preproc", "module", "header", "library",
+    "package",
+    "import",
+    "use",
+    "namespace",
+    "preproc",
+    "module",
+    "header",
+    "library",
 ];
 
 /// Whether a node kind is a comment (Haskell's `-- |` doc comments are `haddock` nodes).
@@ -247,8 +255,7 @@ static XML_TAG: LazyLock<regex::Regex> =
 /// and `-- ^`, LuaDoc's `---`) and XML doc tags; a `#!` interpreter line is no doc.
 pub fn clean_comment(raw: &str) -> String {
     const MARKERS: &[&str] = &[
-        "/**", "/*!", "/*", "///", "//!", "//", "#", "*", "---", "-- |", "-- ^", "--", "{-|",
-        "{-",
+        "/**", "/*!", "/*", "///", "//!", "//", "#", "*", "---", "-- |", "-- ^", "--", "{-|", "{-",
     ];
     let mut lines = Vec::new();
     for line in raw.lines() {
@@ -364,7 +371,10 @@ mod tests {
             "A cart script."
         );
         assert_eq!(clean_comment("--- Adds a line."), "Adds a line.");
-        assert_eq!(clean_comment("-- | The price of a thing."), "The price of a thing.");
+        assert_eq!(
+            clean_comment("-- | The price of a thing."),
+            "The price of a thing."
+        );
         assert_eq!(clean_comment("{-| Block doc. -}"), "Block doc.");
     }
 

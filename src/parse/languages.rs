@@ -670,6 +670,39 @@ pub fn for_path(path: &str) -> Option<&'static Language> {
         .find(|lang| lang.spec.extensions.contains(&ext.as_str()))
 }
 
+/// The language of a file, by extension and, where the extension is shared, by what the text
+/// says: a `.h` header written in C++ (classes, templates, namespaces) is C++.
+pub fn for_source(path: &str, text: &str) -> Option<&'static Language> {
+    let language = for_path(path)?;
+    if language.spec.name == "c"
+        && path.to_ascii_lowercase().ends_with(".h")
+        && looks_like_cpp(text)
+    {
+        return all().iter().find(|lang| lang.spec.name == "cpp");
+    }
+    Some(language)
+}
+
+/// C++ constructs that C does not have, at the start of a line.
+fn looks_like_cpp(text: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "template <",
+        "template<",
+        "namespace ",
+        "class ",
+        "public:",
+        "private:",
+        "protected:",
+        "using namespace",
+        "#include <string>",
+        "#include <vector>",
+        "#include <memory>",
+    ];
+    text.lines()
+        .map(str::trim_start)
+        .any(|line| MARKERS.iter().any(|m| line.starts_with(m)))
+}
+
 /// The language spec of a path, by extension (cheap: no query compilation).
 fn spec_for_path(path: &str) -> Option<&'static LanguageSpec> {
     let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
@@ -716,6 +749,15 @@ mod tests {
                 assert!(seen.insert(*ext), "extension {ext} claimed twice");
             }
         }
+    }
+
+    #[test]
+    fn a_cpp_header_is_cpp_and_a_c_header_is_c() {
+        let cpp = "#pragma once\ntemplate <typename T> class box { T value; };\n";
+        assert_eq!(for_source("include/box.h", cpp).unwrap().spec.name, "cpp");
+        let c = "#ifndef LIST_H\nstruct list { int n; };\nint list_len(struct list *l);\n";
+        assert_eq!(for_source("include/list.h", c).unwrap().spec.name, "c");
+        assert_eq!(for_source("src/box.c", cpp).unwrap().spec.name, "c");
     }
 
     #[test]

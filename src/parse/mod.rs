@@ -229,7 +229,7 @@ pub fn parse_all(files: Vec<SourceFile>, on_file: &(dyn Fn() + Sync)) -> Vec<Par
     files
         .into_par_iter()
         .filter_map(|file| {
-            let parsed = match languages::for_path(&file.rel_path) {
+            let parsed = match languages::for_source(&file.rel_path, &file.text) {
                 Some(language) => parse_file(file, language),
                 None => {
                     let format = text::format_of(&file.rel_path)?;
@@ -317,7 +317,9 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
                 parsed.issues.push(docs::first_syntax_error(&tree));
             }
             extract::extract(&mut parsed, language, &tree);
-            if has_error && parsed.entities.len() == 1 && parsed.line_count() >= UNRECOGNISED_MIN_LINES
+            if has_error
+                && parsed.entities.len() == 1
+                && parsed.line_count() >= UNRECOGNISED_MIN_LINES
             {
                 text::read_as_text(&mut parsed, language.spec.name);
                 for issue in &mut parsed.issues {

@@ -117,6 +117,8 @@ pub struct FileIndex {
     /// Code files in a language family that holds less than [`MINORITY_SHARE`] of the
     /// project's own code files (a C++ library's Python and Ruby scripts).
     minority: std::collections::HashSet<String>,
+    /// How many files' paths spell each word (see [`spelled_words`]).
+    path_word_files: HashMap<String, u32>,
 }
 
 impl FileIndex {
@@ -140,6 +142,14 @@ impl FileIndex {
             ..FileIndex::default()
         };
         index.minority = minority_language_files(index.bm25.keys());
+        for path in index.bm25.keys() {
+            let mut words = spelled_words(path);
+            words.sort();
+            words.dedup();
+            for word in words {
+                *index.path_word_files.entry(word).or_default() += 1;
+            }
+        }
         index.modules = index.bm25.keys().iter().map(|p| module_parts(p)).collect();
         for (file, path) in index.bm25.keys().iter().enumerate() {
             if only_prose[file] {
@@ -219,6 +229,37 @@ impl FileIndex {
     pub fn paths(&self) -> &[String] {
         self.bm25.keys()
     }
+
+    /// How telling a (folded) word is when a path spells it: BM25's inverse document
+    /// frequency over the files' path words (a folder every path goes through tells nothing).
+    pub fn path_word_weight(&self, word: &str) -> f64 {
+        let files = self.bm25.keys().len() as f64;
+        let spelled = self.path_word_files.get(word).copied().unwrap_or(0) as f64;
+        (1.0 + (files - spelled + 0.5) / (spelled + 0.5)).ln()
+    }
+}
+
+/// A word folded for comparing with path words: lower case, a plural `s` dropped.
+pub fn fold_word(word: &str) -> String {
+    let lower = word.to_lowercase();
+    match lower.strip_suffix('s') {
+        Some(stem) if stem.len() > 3 && !stem.ends_with('s') => stem.to_string(),
+        _ => lower,
+    }
+}
+
+/// The words a path spells: its file name without extension and its last three folders,
+/// split into identifier parts and folded ([`fold_word`]).
+pub fn spelled_words(path: &str) -> Vec<String> {
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    let folders = segments.iter().rev().take(3).copied();
+    std::iter::once(stem)
+        .chain(folders)
+        .flat_map(crate::text::split_identifier)
+        .map(|w| fold_word(&w))
+        .collect()
 }
 
 /// A language family with less than this share of the project's own code files (outside
@@ -296,6 +337,18 @@ fn path_words(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_spell_their_stem_and_three_folders_folded() {
+        assert_eq!(
+            spelled_words("a/b/middleware/loggers/RequestLogger.rb"),
+            ["request", "logger", "logger", "middleware", "b"]
+        );
+        assert_eq!(fold_word("Strings"), "string");
+        assert_eq!(fold_word("class"), "class");
+    }
+
     use super::*;
     use crate::parse::EntityKind;
 

@@ -14,6 +14,7 @@ pub mod profile;
 pub(crate) mod qualified;
 pub(crate) mod question;
 pub(crate) mod rank;
+mod rescore;
 pub(crate) mod resolve;
 pub mod scope;
 pub(crate) mod sufficiency;
@@ -532,7 +533,11 @@ impl Retriever {
         // instances, then by id. A ranked fallback keeps the ranking's order (a stable sort).
         matches.sort_by(|a, b| {
             let order = |(rank, e): &(u8, &crate::parse::Entity)| {
-                (*rank, *rank < 4 && e.kind.is_file_level(), *rank < 4 && is_extension(e))
+                (
+                    *rank,
+                    *rank < 4 && e.kind.is_file_level(),
+                    *rank < 4 && is_extension(e),
+                )
             };
             order(a).cmp(&order(b)).then_with(|| {
                 if a.0 < 4 {

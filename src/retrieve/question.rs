@@ -15,8 +15,7 @@ use crate::text::{search_words, split_identifier};
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
 /// Source file extensions recognised in paths and frames.
-const EXTENSIONS: &str =
-    "py|pyi|rs|js|jsx|mjs|cjs|ts|tsx|go|java|kt|kts|scala|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|swift|lua|sh|bash|exs|ex|hs|zig|dart|vue|svelte|md";
+const EXTENSIONS: &str = "py|pyi|rs|js|jsx|mjs|cjs|ts|tsx|go|java|kt|kts|scala|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|swift|lua|sh|bash|exs|ex|hs|zig|dart|vue|svelte|md";
 
 /// Where a name was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

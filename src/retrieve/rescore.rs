@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use super::files::{fold_word, spelled_words};
 use super::generation::LoadedGeneration;
 use super::question::{QueryShape, Question};
 use super::rank::Hit;
@@ -106,8 +107,8 @@ fn symbols(question: &Question) -> Vec<(Symbol, f64)> {
 /// qualified path.
 fn is_identifier_shaped(word: &str) -> bool {
     let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
-    let inner_capital = word.chars().skip(1).any(|c| c.is_uppercase())
-        && word.chars().any(|c| c.is_lowercase());
+    let inner_capital =
+        word.chars().skip(1).any(|c| c.is_uppercase()) && word.chars().any(|c| c.is_lowercase());
     (word.contains('_') && word.trim_matches('_').contains(|c: char| c.is_alphabetic()))
         || inner_capital
         || word.contains("::")
@@ -127,7 +128,11 @@ fn definitions<'g>(
         .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
         .collect();
     if let Some(qualifier) = &symbol.qualifier {
-        let last = qualifier.rsplit('.').next().unwrap_or(qualifier).to_lowercase();
+        let last = qualifier
+            .rsplit('.')
+            .next()
+            .unwrap_or(qualifier)
+            .to_lowercase();
         let agrees = |e: &Entity| {
             e.qualified_name.to_lowercase().contains(&last) || e.path.to_lowercase().contains(&last)
         };
@@ -202,30 +207,9 @@ fn boost_definitions(
     }
 }
 
-/// A word folded for comparing with path words: lower case, a plural `s` dropped.
-fn fold(word: &str) -> String {
-    let lower = word.to_lowercase();
-    match lower.strip_suffix('s') {
-        Some(stem) if stem.len() > 3 && !stem.ends_with('s') => stem.to_string(),
-        _ => lower,
-    }
-}
-
-/// The words of a path's file stem and its last three folders, folded.
-fn path_words(path: &str) -> Vec<String> {
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let file = segments.pop().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    let folders = segments.iter().rev().take(3).copied();
-    std::iter::once(stem)
-        .chain(folders)
-        .flat_map(split_identifier)
-        .map(|w| fold(&w))
-        .collect()
-}
-
 /// Hits of files whose name or folders spell the sentence's words gain up to
-/// `PATH_WORDS_BOOST` best scores, in proportion to the share of words matched.
+/// `PATH_WORDS_BOOST` best scores: the share of the question's word weight (inverse
+/// frequency among paths) that the path spells.
 fn boost_path_words(
     generation: &LoadedGeneration,
     question: &Question,
@@ -236,20 +220,30 @@ fn boost_path_words(
         .words
         .iter()
         .filter(|w| w.len() > 2)
-        .map(|w| fold(w))
+        .map(|w| fold_word(w))
         .collect();
     words.sort();
     words.dedup();
-    if words.is_empty() {
+    let weights: Vec<f64> = words
+        .iter()
+        .map(|w| generation.files.path_word_weight(w))
+        .collect();
+    let total: f64 = weights.iter().sum();
+    if total <= 0.0 {
         return;
     }
     let mut by_path: HashMap<&str, f64> = HashMap::new();
     for hit in hits.iter_mut() {
         let path = generation.chunks[hit.chunk].path.as_str();
         let share = *by_path.entry(path).or_insert_with(|| {
-            let spelled = path_words(path);
-            let matched = words.iter().filter(|w| spelled.contains(w)).count();
-            matched as f64 / words.len() as f64
+            let spelled = spelled_words(path);
+            let matched: f64 = words
+                .iter()
+                .zip(&weights)
+                .filter(|(w, _)| spelled.contains(w))
+                .map(|(_, weight)| weight)
+                .sum();
+            matched / total
         });
         hit.score += best * PATH_WORDS_BOOST * share;
     }
@@ -284,8 +278,18 @@ fn add_coherence(generation: &LoadedGeneration, hits: &mut [Hit], best: f64) {
 /// Folder names of copies of the code rather than the code: examples, documentation
 /// sources, compatibility and legacy layers.
 const COPY_FOLDERS: &[&str] = &[
-    "example", "examples", "_examples", "sample", "samples", "demo", "demos", "doc", "docs",
-    "compat", "legacy", "deprecated",
+    "example",
+    "examples",
+    "_examples",
+    "sample",
+    "samples",
+    "demo",
+    "demos",
+    "doc",
+    "docs",
+    "compat",
+    "legacy",
+    "deprecated",
 ];
 
 /// Whether a path is an example, a documentation source or a compat/legacy copy.
@@ -341,14 +345,26 @@ mod tests {
             })
         );
         assert_eq!(parse_symbol("Foo#bar").unwrap().name, "bar");
-        assert_eq!(parse_symbol("obj->method").unwrap().qualifier.as_deref(), Some("obj"));
-        assert_eq!(parse_symbol("`basic_format_args`").unwrap().name, "basic_format_args");
+        assert_eq!(
+            parse_symbol("obj->method").unwrap().qualifier.as_deref(),
+            Some("obj")
+        );
+        assert_eq!(
+            parse_symbol("`basic_format_args`").unwrap().name,
+            "basic_format_args"
+        );
         assert_eq!(parse_symbol("a"), None);
     }
 
     #[test]
     fn identifier_shaped_words_are_code_in_a_sentence() {
-        for word in ["snake_case", "camelCase", "Foo::bar", "req.params", "obj->m"] {
+        for word in [
+            "snake_case",
+            "camelCase",
+            "Foo::bar",
+            "req.params",
+            "obj->m",
+        ] {
             assert!(is_identifier_shaped(word), "{word}");
         }
         for word in ["middleware", "Request", "URL", "e.g.", "__"] {
@@ -364,12 +380,9 @@ mod tests {
     }
 
     #[test]
-    fn path_words_fold_plurals_and_keep_three_folders() {
-        assert_eq!(
-            path_words("a/b/middleware/loggers/RequestLogger.rb"),
-            ["request", "logger", "logger", "middleware", "b"]
-        );
+    fn copies_of_the_code_are_known_by_their_folders() {
         assert!(is_copy_path("_examples/rest/main.go"));
+        assert!(is_copy_path("src/compat/old_api.py"));
         assert!(!is_copy_path("docs.go"));
     }
 }

@@ -80,6 +80,18 @@ impl DependencyIndexes {
         (!hints.is_empty()).then(|| hints.join("; "))
     }
 
+    /// What to say when a pattern names a package no index is for.
+    fn not_indexed(&self, package: &str) -> String {
+        let indexed: Vec<&str> = self.packages.iter().map(|p| p.package.as_str()).collect();
+        match indexed.is_empty() {
+            true => format!("no dependency named `{package}` is indexed; {NO_DEPENDENCIES}"),
+            false => format!(
+                "no dependency named `{package}` is indexed (indexed: {}); add it to the project's manifest and run `knowcode deps`",
+                indexed.join(", ")
+            ),
+        }
+    }
+
     /// The packages named at the start of `pattern` (`tokio::spawn`, `requests.get`), with
     /// the rest of the pattern split into its segments.
     fn named_in_pattern<'a>(
@@ -119,6 +131,21 @@ impl DependencyIndexes {
             })
             .collect()
     }
+}
+
+/// The package a dependencies-only pattern names when no indexed package has that name: the
+/// first segment of a qualified pattern written in lower case (`itoa::Buffer::format`,
+/// `requests.get`), lower-cased. A capitalised first segment is a type (`Session.send`).
+fn unindexed_package(
+    pattern: &str,
+    named: &[(&DependencyIndex, Vec<&str>)],
+    with_project: bool,
+) -> Option<String> {
+    let parts = segments(pattern);
+    let first = parts.first()?;
+    let lower_case = first.chars().next().is_some_and(|c| c.is_lowercase());
+    (!with_project && named.is_empty() && parts.len() >= 2 && lower_case)
+        .then(|| first.to_lowercase())
 }
 
 /// A pattern's segments: `sync::mpsc::channel`, `Session.send`, `lib/router`.
@@ -386,6 +413,16 @@ impl Retriever {
             );
         }
         rows.sort_by_key(|(rank, order, _)| (*rank, *order));
+        let mut hint = indexes.hint();
+        if let Some(package) = unindexed_package(pattern, &named, with_project) {
+            // `itoa::Buffer::format` where no indexed package is itoa: rows from other
+            // packages that merely share the last segment are not an answer.
+            rows.retain(|(_, _, row)| row.item.id.to_lowercase().contains(&package));
+            if rows.is_empty() {
+                total = 0;
+                hint = Some(indexes.not_indexed(&package));
+            }
+        }
         Ok(ScopedSearchPayload {
             results: rows
                 .into_iter()
@@ -399,7 +436,7 @@ impl Retriever {
             } else {
                 named.len()
             },
-            hint: indexes.hint(),
+            hint,
         })
     }
 

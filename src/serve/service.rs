@@ -540,7 +540,9 @@ fn problems(manifest: &crate::store::manifest::Manifest) -> Value {
         *by_kind.entry(issue.kind.as_str().to_string()).or_default() += 1;
     }
     for skipped in &manifest.skipped {
-        *by_kind.entry(skipped.reason.as_str().to_string()).or_default() += 1;
+        *by_kind
+            .entry(skipped.reason.as_str().to_string())
+            .or_default() += 1;
     }
     let named: Vec<String> = manifest
         .issues
