@@ -252,7 +252,9 @@ pub async fn rank(
             * test_block_prior(generation, &chunk.entity_id, question);
     }
     let files = pool_files(generation, question, &mut hits, frame_files);
-    super::rescore::rescore(generation, question, &mut hits);
+    if plan.rescores() {
+        super::rescore::rescore(generation, question, &mut hits);
+    }
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
