@@ -382,6 +382,9 @@ pub fn is_test_path(path: &str) -> bool {
             .any(|(ext, rule)| *ext == extension && rule(stem))
 }
 
+/// Whether a file stem follows a naming rule.
+type StemRule = fn(&str) -> bool;
+
 /// Shell scripts: `test_functions.bash` is a library (bats-core's), shell tests are `.bats`
 /// files or live in test folders.
 const SHELL_EXTENSIONS: &[&str] = &["sh", "bash", "zsh", "ksh"];
@@ -389,7 +392,7 @@ const SHELL_EXTENSIONS: &[&str] = &["sh", "bash", "zsh", "ksh"];
 /// Test files known by a language's own convention, beside the shared ones above: Bats
 /// files are test scripts, Haskell's hspec discovers `Spec.hs`, ScalaTest and munit name
 /// suites `*Suite.scala`.
-const TEST_FILE_CONVENTIONS: &[(&str, fn(&str) -> bool)] = &[
+const TEST_FILE_CONVENTIONS: &[(&str, StemRule)] = &[
     ("bats", |_| true),
     ("hs", |stem| stem == "Spec"),
     ("scala", |stem| {

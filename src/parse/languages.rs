@@ -142,6 +142,25 @@ impl std::fmt::Debug for LanguageSpec {
     }
 }
 
+/// A single-file component format (Vue, Svelte): its `<script>` elements read as TypeScript
+/// (a superset of the JavaScript they are usually written in).
+const fn script_component(name: &'static str, extensions: &'static [&'static str]) -> LanguageSpec {
+    LanguageSpec {
+        name,
+        family: "ecmascript",
+        extensions,
+        grammar: typescript,
+        queries: &[ECMA, include_str!("queries/typescript.scm")],
+        doc_style: DocStyle::PrecedingComments,
+        wrappers: ECMA_WRAPPERS,
+        doc_skip: &["decorator"],
+        leading: &[],
+        self_receivers: &["this"],
+        path_separator: "/",
+        embedded_in: Some(Embedding::ScriptBlocks),
+    }
+}
+
 /// Every supported language.
 pub static LANGUAGES: &[LanguageSpec] = &[
     LanguageSpec {
@@ -441,34 +460,8 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         path_separator: "/",
         embedded_in: None,
     },
-    LanguageSpec {
-        name: "vue",
-        family: "ecmascript",
-        extensions: &["vue"],
-        grammar: typescript,
-        queries: &[ECMA, include_str!("queries/typescript.scm")],
-        doc_style: DocStyle::PrecedingComments,
-        wrappers: ECMA_WRAPPERS,
-        doc_skip: &["decorator"],
-        leading: &[],
-        self_receivers: &["this"],
-        path_separator: "/",
-        embedded_in: Some(Embedding::ScriptBlocks),
-    },
-    LanguageSpec {
-        name: "svelte",
-        family: "ecmascript",
-        extensions: &["svelte"],
-        grammar: typescript,
-        queries: &[ECMA, include_str!("queries/typescript.scm")],
-        doc_style: DocStyle::PrecedingComments,
-        wrappers: ECMA_WRAPPERS,
-        doc_skip: &["decorator"],
-        leading: &[],
-        self_receivers: &["this"],
-        path_separator: "/",
-        embedded_in: Some(Embedding::ScriptBlocks),
-    },
+    script_component("vue", &["vue"]),
+    script_component("svelte", &["svelte"]),
     LanguageSpec {
         name: "markdown",
         family: "markdown",

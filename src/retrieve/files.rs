@@ -337,8 +337,6 @@ fn path_words(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn paths_spell_their_stem_and_three_folders_folded() {
         assert_eq!(

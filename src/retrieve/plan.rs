@@ -54,14 +54,28 @@ impl QueryPlan {
             None => context::classify(&question),
         };
         let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
-        Self::new(question, task, task_confidence, profile, alpha, Action::Query)
+        Self::new(
+            question,
+            task,
+            task_confidence,
+            profile,
+            alpha,
+            Action::Query,
+        )
     }
 
     /// The plan of a lookup that returns ranked hits without packing them (`search`'s
     /// ranked fallback, `semantic_search`).
     pub fn for_lookup(text: &str, action: Action, alpha: f64) -> QueryPlan {
         let profile = ResponseProfile::new(action, TaskType::Locate, Verbosity::Minimal);
-        Self::new(Question::read(text), TaskType::Locate, 1.0, profile, alpha, action)
+        Self::new(
+            Question::read(text),
+            TaskType::Locate,
+            1.0,
+            profile,
+            alpha,
+            action,
+        )
     }
 
     /// Whether the ranking re-scores candidates for a code-search question (`query` and

@@ -655,7 +655,7 @@ fn folder_of(path: &str) -> &str {
 
 /// Each hit's index with its place among its file's hits (0 = the file's best), best hit
 /// first.
-fn places_in_file(generation: &LoadedGeneration, hits: &[Hit]) -> Vec<(usize, i32)> {
+pub(super) fn places_in_file(generation: &LoadedGeneration, hits: &[Hit]) -> Vec<(usize, i32)> {
     let mut order: Vec<usize> = (0..hits.len()).collect();
     order.sort_by(|&a, &b| {
         hits[b]

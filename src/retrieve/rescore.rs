@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use super::files::{fold_word, spelled_words};
 use super::generation::LoadedGeneration;
 use super::question::{QueryShape, Question};
-use super::rank::Hit;
+use super::rank::{Hit, places_in_file};
 use crate::parse::{Entity, EntityKind};
 use crate::text::split_identifier;
 use crate::walk::is_test_path;
@@ -318,19 +318,8 @@ fn demote_copies(generation: &LoadedGeneration, question: &Question, hits: &mut 
 
 /// The n-th best hit of one file keeps `REPEAT_DECAY^n` of its score.
 fn decay_repeats(generation: &LoadedGeneration, hits: &mut [Hit]) {
-    let mut order: Vec<usize> = (0..hits.len()).collect();
-    order.sort_by(|&a, &b| {
-        hits[b]
-            .score
-            .total_cmp(&hits[a].score)
-            .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
-    });
-    let mut seen: HashMap<String, i32> = HashMap::new();
-    for i in order {
-        let path = generation.chunks[hits[i].chunk].path.clone();
-        let nth = seen.entry(path).or_insert(0);
-        hits[i].score *= REPEAT_DECAY.powi(*nth);
-        *nth += 1;
+    for (i, nth) in places_in_file(generation, hits) {
+        hits[i].score *= REPEAT_DECAY.powi(nth);
     }
 }
 
