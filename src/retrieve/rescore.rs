@@ -116,7 +116,7 @@ fn is_identifier_shaped(word: &str) -> bool {
         || inner_capital
         || word.contains("::")
         || word.contains("->")
-        || (word.contains('.') && !word.ends_with('.'))
+        || (word.contains('.') && word.split('.').all(|part| part.len() > 1))
 }
 
 /// The definitions of `symbol` outside tests (unless asked), those agreeing with its
