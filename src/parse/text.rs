@@ -193,8 +193,10 @@ static TEXT_FORMATS: &[TextFormat] = &[
 ];
 
 /// Names of files that are data however they end (`package-lock.json` is JSON, but a
-/// generated lock file).
+/// generated lock file), and knowcode's own configuration.
 const DATA_FILE_NAMES: &[&str] = &[
+    // knowcode's own configuration, not the project's.
+    "aimodels.yaml",
     "package-lock.json",
     "npm-shrinkwrap.json",
     "composer.lock",

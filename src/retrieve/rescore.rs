@@ -33,6 +33,8 @@ const PATH_WORDS_BOOST: f64 = 1.0;
 /// A file's best hit gains this share of the file's summed score over the best file's
 /// (0.1 / 0.3 / 0.6 → 0.829 / 0.838 / 0.843 with the path boost at 1.0).
 const COHERENCE_SHARE: f64 = 0.6;
+/// The part of the strongest hit's score a coherence lift may reach.
+const COHERENCE_CEILING: f64 = 0.99;
 /// Multiplier for examples, documentation sources and compat/legacy copies.
 const COPY_PRIOR: f64 = 0.3;
 /// The n-th hit (from 0) of one file keeps `REPEAT_DECAY^n` of its score (0.7 / 0.5 / 0.35
@@ -273,8 +275,12 @@ fn add_coherence(generation: &LoadedGeneration, hits: &mut [Hit], best: f64) {
         .values()
         .map(|&(sum, leader)| (leader, best * COHERENCE_SHARE * sum / top))
         .collect();
+    // Coherence orders the files below the strongest hit, never past it: a description of one
+    // definition keeps that definition first however many parts its neighbour file has.
+    let strongest = hits.iter().map(|h| h.score).fold(0.0, f64::max);
     for (leader, lift) in lifts {
-        hits[leader].score += lift;
+        let ceiling = (strongest * COHERENCE_CEILING).max(hits[leader].score);
+        hits[leader].score = (hits[leader].score + lift).min(ceiling);
     }
 }
 
