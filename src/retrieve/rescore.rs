@@ -33,7 +33,7 @@ const PATH_WORDS_BOOST: f64 = 1.0;
 /// A file's best hit gains this share of the file's summed score over the best file's
 /// (0.1 / 0.3 / 0.6 → 0.829 / 0.838 / 0.843 with the path boost at 1.0).
 const COHERENCE_SHARE: f64 = 0.6;
-/// The part of the strongest hit's score a coherence lift may reach.
+/// The part of a spelled definition's score a coherence lift may reach.
 const COHERENCE_CEILING: f64 = 0.99;
 /// Multiplier for examples, documentation sources and compat/legacy copies.
 const COPY_PRIOR: f64 = 0.3;
@@ -54,7 +54,7 @@ pub fn rescore(generation: &LoadedGeneration, question: &Question, hits: &mut Ve
     if question.shape != QueryShape::Identifier {
         boost_path_words(generation, question, hits, best);
     }
-    add_coherence(generation, hits, best);
+    add_coherence(generation, question, hits, best);
     demote_copies(generation, question, hits);
     decay_repeats(generation, hits);
 }
@@ -256,7 +256,7 @@ fn boost_path_words(
 
 /// A file's best hit gains `COHERENCE_SHARE` best scores times the file's summed score over
 /// the best file's: several matching parts make the file likelier.
-fn add_coherence(generation: &LoadedGeneration, hits: &mut [Hit], best: f64) {
+fn add_coherence(generation: &LoadedGeneration, question: &Question, hits: &mut [Hit], best: f64) {
     let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
     for (i, hit) in hits.iter().enumerate() {
         let entry = sums
@@ -275,13 +275,39 @@ fn add_coherence(generation: &LoadedGeneration, hits: &mut [Hit], best: f64) {
         .values()
         .map(|&(sum, leader)| (leader, best * COHERENCE_SHARE * sum / top))
         .collect();
-    // Coherence orders the files below the strongest hit, never past it: a description of one
-    // definition keeps that definition first however many parts its neighbour file has.
-    let strongest = hits.iter().map(|h| h.score).fold(0.0, f64::max);
+    // Coherence never lifts a file past a definition the question spells by name ("apply a
+    // percentage discount" → `apply_discount`): a description of one definition keeps that
+    // definition first however many parts its neighbour file has.
+    let spelled = strongest_spelled(generation, question, hits);
     for (leader, lift) in lifts {
-        let ceiling = (strongest * COHERENCE_CEILING).max(hits[leader].score);
-        hits[leader].score = (hits[leader].score + lift).min(ceiling);
+        let lifted = hits[leader].score + lift;
+        hits[leader].score = match spelled {
+            Some(ceiling) if hits[leader].score < ceiling => {
+                lifted.min(ceiling * COHERENCE_CEILING)
+            }
+            _ => lifted,
+        };
     }
+}
+
+/// The score of the strongest hit whose definition's name the question spells: a name of at
+/// least two words, every one of them among the question's words.
+fn strongest_spelled(
+    generation: &LoadedGeneration,
+    question: &Question,
+    hits: &[Hit],
+) -> Option<f64> {
+    let words: std::collections::HashSet<String> =
+        question.words.iter().map(|w| fold_word(w)).collect();
+    hits.iter()
+        .filter(|hit| {
+            generation.entity(&hit.entity_id).is_some_and(|e| {
+                let parts = split_identifier(&e.name);
+                parts.len() >= 2 && parts.iter().all(|p| words.contains(&fold_word(p)))
+            })
+        })
+        .map(|hit| hit.score)
+        .reduce(f64::max)
 }
 
 /// Folder names of copies of the code rather than the code: examples, documentation
