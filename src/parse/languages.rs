@@ -639,28 +639,34 @@ impl Language {
     }
 }
 
-static COMPILED: OnceLock<Vec<Language>> = OnceLock::new();
+/// One slot per row of [`LANGUAGES`], filled when a file of that language is first met:
+/// compiling every query up front cost each process a third of a second (2026-12-02).
+static COMPILED: OnceLock<Vec<OnceLock<Language>>> = OnceLock::new();
 
-/// All languages, compiled on first use. The queries ship with the binary and a unit test
-/// compiles every one, so a failure here is a build defect, reported loudly.
-pub fn all() -> &'static [Language] {
-    COMPILED.get_or_init(|| {
-        LANGUAGES
-            .iter()
-            .map(|spec| {
-                Language::compile(spec)
-                    .unwrap_or_else(|e| panic!("bundled query does not compile: {e}"))
-            })
-            .collect()
+/// The compiled language of row `index`, compiled on first use. The queries ship with the
+/// binary and a unit test compiles every one, so a failure here is a build defect, reported
+/// loudly.
+fn compiled(index: usize) -> &'static Language {
+    let slots = COMPILED.get_or_init(|| LANGUAGES.iter().map(|_| OnceLock::new()).collect());
+    slots[index].get_or_init(|| {
+        Language::compile(&LANGUAGES[index])
+            .unwrap_or_else(|e| panic!("bundled query does not compile: {e}"))
     })
+}
+
+/// The compiled language named `name`.
+fn named(name: &str) -> Option<&'static Language> {
+    let index = LANGUAGES.iter().position(|spec| spec.name == name)?;
+    Some(compiled(index))
 }
 
 /// The language of a path, by extension.
 pub fn for_path(path: &str) -> Option<&'static Language> {
     let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-    all()
+    let index = LANGUAGES
         .iter()
-        .find(|lang| lang.spec.extensions.contains(&ext.as_str()))
+        .position(|spec| spec.extensions.contains(&ext.as_str()))?;
+    Some(compiled(index))
 }
 
 /// The language of a file, by extension and, where the extension is shared, by what the text
@@ -671,7 +677,7 @@ pub fn for_source(path: &str, text: &str) -> Option<&'static Language> {
         && path.to_ascii_lowercase().ends_with(".h")
         && looks_like_cpp(text)
     {
-        return all().iter().find(|lang| lang.spec.name == "cpp");
+        return named("cpp");
     }
     Some(language)
 }
