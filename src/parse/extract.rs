@@ -300,15 +300,12 @@ fn record_def(
     }
     def_index.insert(node.id(), hits.defs.len());
     let leading = leading_siblings(node, lang.spec.leading);
-    let span = match leading {
-        Some(first) => Span {
-            start_line: first.start_position().row as u32 + 1,
-            start_col: first.start_position().column as u32,
-            start_byte: first.start_byte(),
-            ..span_of(with_wrappers(node))
-        },
-        None => span_of(with_wrappers(node)),
-    };
+    let mut span = span_of(with_wrappers(node));
+    if let Some(first) = leading {
+        let start = span_of(first);
+        (span.start_line, span.start_col, span.start_byte) =
+            (start.start_line, start.start_col, start.start_byte);
+    }
     hits.defs.push(DefHit {
         span,
         kind,
@@ -399,8 +396,6 @@ fn module_name(path: &str) -> String {
 }
 
 fn push_module(parsed: &mut ParsedFile, doc: Option<String>) {
-    let text = &parsed.text;
-    let lines = text.lines().count().max(1) as u32;
     let kind = if parsed.language.name == "markdown" {
         EntityKind::Document
     } else {
@@ -411,28 +406,16 @@ fn push_module(parsed: &mut ParsedFile, doc: Option<String>) {
         .rsplit_once('.')
         .map_or(file_name, |(s, _)| s)
         .to_string();
-    parsed.entities.push(Entity {
-        id: parsed.path.clone(),
-        parent: None,
-        kind,
-        subkind: None,
-        name,
-        qualified_name: module_name(&parsed.path),
-        language: parsed.language.name.to_string(),
-        path: parsed.path.clone(),
-        span: Span {
-            start_line: 1,
-            start_col: 0,
-            end_line: lines,
-            end_col: 0,
-            start_byte: 0,
-            end_byte: text.len(),
-        },
-        signature: String::new(),
+    let module = Entity {
         doc,
-        content_hash: content_hash(&[text]),
-        split_lines: Vec::new(),
-    });
+        ..parsed.whole_file_entity(
+            kind,
+            name,
+            module_name(&parsed.path),
+            parsed.language.name.to_string(),
+        )
+    };
+    parsed.entities.push(module);
 }
 
 struct Frame {

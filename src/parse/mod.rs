@@ -220,6 +220,39 @@ impl ParsedFile {
     pub fn line_count(&self) -> usize {
         self.text.lines().count()
     }
+
+    /// The entity standing for the whole file (a module, a document, a text file): its path
+    /// as id, no parent, the file's span and content hash.
+    fn whole_file_entity(
+        &self,
+        kind: EntityKind,
+        name: String,
+        qualified_name: String,
+        language: String,
+    ) -> Entity {
+        Entity {
+            id: self.path.clone(),
+            parent: None,
+            kind,
+            subkind: None,
+            name,
+            qualified_name,
+            language,
+            path: self.path.clone(),
+            span: Span {
+                start_line: 1,
+                start_col: 0,
+                end_line: self.line_count().max(1) as u32,
+                end_col: 0,
+                start_byte: 0,
+                end_byte: self.text.len(),
+            },
+            signature: String::new(),
+            doc: None,
+            content_hash: crate::text::content_hash(&[&self.text]),
+            split_lines: Vec::new(),
+        }
+    }
 }
 
 /// Parses every file in parallel — with its grammar, or as text for the formats

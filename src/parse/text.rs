@@ -5,8 +5,7 @@
 //! their lines. This module decides which paths are text by name alone — the walk and
 //! freshness ask it without reading files — and never parses.
 
-use super::{Entity, EntityKind, ParsedFile, Span};
-use crate::text::content_hash;
+use super::{Entity, EntityKind, ParsedFile};
 
 /// A text format: its name (the entity's `language`) and the file names it claims.
 struct TextFormat {
@@ -227,31 +226,17 @@ const MAX_BLOCK_LINES: u32 = 40;
 /// lines are the starts of blank-line blocks (and every [`MAX_BLOCK_LINES`] lines inside a
 /// longer block). Any entities, calls or imports a failed parse left are replaced.
 pub(super) fn read_as_text(parsed: &mut ParsedFile, format: &str) {
-    let text = &parsed.text;
-    let line_count = text.lines().count().max(1) as u32;
     let file_name = parsed.path.rsplit('/').next().unwrap_or(&parsed.path);
-    parsed.entities = vec![Entity {
-        id: parsed.path.clone(),
-        parent: None,
-        kind: EntityKind::Text,
-        subkind: None,
-        name: file_name.to_string(),
-        qualified_name: parsed.path.clone(),
-        language: format.to_string(),
-        path: parsed.path.clone(),
-        span: Span {
-            start_line: 1,
-            start_col: 0,
-            end_line: line_count,
-            end_col: 0,
-            start_byte: 0,
-            end_byte: text.len(),
-        },
-        signature: String::new(),
-        doc: None,
-        content_hash: content_hash(&[text]),
-        split_lines: block_starts(text),
-    }];
+    let file = Entity {
+        split_lines: block_starts(&parsed.text),
+        ..parsed.whole_file_entity(
+            EntityKind::Text,
+            file_name.to_string(),
+            parsed.path.clone(),
+            format.to_string(),
+        )
+    };
+    parsed.entities = vec![file];
     parsed.calls.clear();
     parsed.imports.clear();
     parsed.heritage.clear();
