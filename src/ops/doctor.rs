@@ -278,7 +278,12 @@ fn runtime_checks(root: &Path, config: &Config) -> Report {
             ),
             "",
         ),
-        Some(problem) => report.push("model", Status::Fail, problem, "run scripts/setup"),
+        Some(problem) => report.push(
+            "model",
+            Status::Fail,
+            problem,
+            "run `knowcode setup` (offline: `knowcode setup --from DIR` with the wheels it names)",
+        ),
     }
     report
 }
@@ -430,9 +435,14 @@ async fn check_generation(
 /// protocol works; an untyped failure does not).
 pub async fn check_mcp(report: &mut Report, root: &Path) {
     let started = std::time::Instant::now();
-    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), mcp_handshake(root))
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within 60 s")));
+    let outcome = match std::env::current_exe() {
+        Ok(binary) => {
+            let mut command = tokio::process::Command::new(binary);
+            command.arg("mcp").arg("--store").arg(root);
+            timed_handshake(command, true).await
+        }
+        Err(e) => Err(e.into()),
+    };
     match outcome {
         Ok(summary) => report.push(
             "mcp",
@@ -449,11 +459,72 @@ pub async fn check_mcp(report: &mut Report, root: &Path) {
     }
 }
 
-async fn mcp_handshake(root: &Path) -> anyhow::Result<String> {
+/// `doctor --mcp`, per agent: every knowcode entry in the project's and the user's agent
+/// configs (`install::found_entries`) is started as the agent would start it — its command
+/// must exist, answer `initialize` and list exactly the three tools.
+pub async fn check_agent_entries(report: &mut Report, root: &Path) {
+    let project = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let entries = crate::ops::install::found_entries(&project);
+    if entries.is_empty() {
+        report.push(
+            "mcp_clients",
+            Status::Warn,
+            "no agent config here or in your home folder has a knowcode entry",
+            "run `knowcode install` (or `knowcode install --agent NAME`)",
+        );
+    }
+    for entry in entries {
+        let place = format!("{} ({})", entry.agent, entry.file.display());
+        let outcome = match resolve_command(&entry.command) {
+            Some(binary) => {
+                let mut command = tokio::process::Command::new(binary);
+                command.args(&entry.args).current_dir(&project);
+                timed_handshake(command, false).await
+            }
+            None => Err(anyhow::anyhow!("command {} not found", entry.command)),
+        };
+        match outcome {
+            Ok(summary) => report.push(
+                "mcp_client",
+                Status::Pass,
+                format!("{place}: {summary}"),
+                "",
+            ),
+            Err(e) => report.push(
+                "mcp_client",
+                Status::Fail,
+                format!("{place}: {e:#}"),
+                "run `knowcode install` again to rewrite the entry for this binary",
+            ),
+        }
+    }
+}
+
+/// An absolute command that exists, or a bare name found on PATH.
+fn resolve_command(command: &str) -> Option<std::path::PathBuf> {
+    let path = Path::new(command);
+    if path.components().count() > 1 {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|dir| dir.join(command))
+        .find(|candidate| candidate.is_file())
+}
+
+async fn timed_handshake(command: tokio::process::Command, query: bool) -> anyhow::Result<String> {
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        mcp_handshake(command, query),
+    )
+    .await
+    .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within 60 s")))
+}
+
+/// Starts the server, initializes, checks the three tools and, with `query`, runs one query.
+async fn mcp_handshake(command: tokio::process::Command, query: bool) -> anyhow::Result<String> {
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
-    let mut command = tokio::process::Command::new(std::env::current_exe()?);
-    command.arg("mcp").arg("--store").arg(root);
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())
         .spawn()?;
@@ -470,6 +541,10 @@ async fn mcp_handshake(root: &Path) -> anyhow::Result<String> {
             ],
         "unexpected tools {names:?}"
     );
+    if !query {
+        client.cancel().await?;
+        return Ok(format!("starts, initialize, {} tools", names.len()));
+    }
     let arguments = json!({"action": "query", "query": "main entry point"});
     let result = client
         .call_tool(

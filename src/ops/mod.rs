@@ -7,4 +7,7 @@ pub mod doctor;
 pub mod eval;
 pub mod export;
 pub mod history;
+pub mod install;
+pub mod setup;
 pub mod watch;
+mod wheel;

@@ -619,7 +619,7 @@ impl SharedStore {
 
 /// Makes ring rustls's process-wide crypto provider (reqwest is built without one of its own, so
 /// that aws-lc-rs is not linked beside ring). Idempotent: a provider already installed stays.
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
