@@ -260,9 +260,58 @@ fn print_payload_sizes(
     }
 }
 
+/// Warm latency on a code-search index: `KNOWCODE_BENCH_CODESEARCH=STORE:QUERIES.jsonl` (a store
+/// `run_codesearch.py --reuse` keeps, and its repository's queries) prints p50/p95 of the
+/// default `query` and of `semantic_search` (limit 10), each question asked five times.
+fn code_search_latency(_: &mut Criterion) {
+    let Some(spec) = std::env::var_os("KNOWCODE_BENCH_CODESEARCH") else {
+        return;
+    };
+    let spec = spec.to_string_lossy().into_owned();
+    let (store, queries) = spec.split_once(':').expect("STORE:QUERIES.jsonl");
+    let questions: Vec<String> = std::fs::read_to_string(queries)
+        .expect("queries")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|row| row["query"].as_str().map(str::to_string))
+        .collect();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let store = PathBuf::from(store);
+    let retriever = Retriever::new(store.clone(), Config::load(&store).expect("config"));
+    query_ms(
+        &runtime,
+        &retriever,
+        "warm up: load the model and the generation",
+    );
+    let repeated = || (0..5).flat_map(|_| questions.iter());
+    let mut query: Vec<f64> = repeated()
+        .map(|q| query_ms(&runtime, &retriever, q))
+        .collect();
+    let mut semantic: Vec<f64> = repeated()
+        .map(|q| {
+            let started = std::time::Instant::now();
+            runtime
+                .block_on(retriever.semantic_search(q, 10))
+                .expect("semantic_search");
+            started.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    for (name, samples) in [("query", &mut query), ("semantic_search", &mut semantic)] {
+        samples.sort_by(f64::total_cmp);
+        eprintln!(
+            "warm {name} on {} ({} samples): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            store.display(),
+            samples.len(),
+            percentile(samples, 0.5),
+            percentile(samples, 0.95),
+            samples[samples.len() - 1]
+        );
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50);
-    targets = warm_query_latency, payload_sizes
+    targets = warm_query_latency, payload_sizes, code_search_latency
 }
 criterion_main!(benches);

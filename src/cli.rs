@@ -103,7 +103,8 @@ pub struct InstallArgs {
     /// Remove exactly what install added.
     #[arg(long)]
     pub uninstall: bool,
-    /// Also keep a short "when to call knowcode" section in AGENTS.md / CLAUDE.md.
+    /// Also keep a short "when to call knowcode" section in AGENTS.md / CLAUDE.md (asked on
+    /// a terminal when not given; `--uninstall` always removes it).
     #[arg(long)]
     pub instructions: bool,
     /// The repository the entries serve. Default: the current folder.
@@ -753,7 +754,11 @@ fn run_install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         },
         dry_run: args.dry_run,
         uninstall: args.uninstall,
-        instructions: args.instructions,
+        // Uninstalling always takes the section out (it is knowcode's alone); installing
+        // writes it when asked by flag, or by a question on a terminal.
+        instructions: args.instructions
+            || args.uninstall
+            || (!args.dry_run && !args.json && asked_for_instructions()),
         project,
         binary: std::env::current_exe()?.canonicalize()?,
     };
@@ -768,6 +773,19 @@ fn run_install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// On a terminal, asks whether to add the instructions section; elsewhere, no.
+fn asked_for_instructions() -> bool {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return false;
+    }
+    print!("Also add a short \"when to call knowcode\" section to AGENTS.md / CLAUDE.md? [y/N] ");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 fn print_install_report(report: &knowcode::ops::install::Report) {

@@ -9,6 +9,9 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value;
 
+/// The keys leading to a container (`["permissions", "allow"]`).
+pub type KeyPath = Vec<String>;
+
 /// The syntax of a config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -54,7 +57,7 @@ pub fn apply(
     format: Format,
     text: &str,
     change: &Change,
-) -> Result<(String, Vec<Vec<String>>), EditError> {
+) -> Result<(String, Vec<KeyPath>), EditError> {
     match format {
         Format::Json => json_apply(text, change),
         Format::Toml => toml_apply(text, change),
@@ -66,7 +69,7 @@ pub fn revert(
     format: Format,
     text: &str,
     change: &Change,
-    created: &[Vec<String>],
+    created: &[KeyPath],
 ) -> Result<String, EditError> {
     match format {
         Format::Json => json_revert(text, change, created),
@@ -171,7 +174,7 @@ fn to_input(value: &Value) -> CstInputValue {
 fn json_container(
     root: &CstRootNode,
     path: &[String],
-    created: &mut Vec<Vec<String>>,
+    created: &mut Vec<KeyPath>,
 ) -> Result<CstObject, EditError> {
     let mut object = root.object_value_or_set();
     for (depth, key) in path.iter().enumerate() {
@@ -193,7 +196,7 @@ fn json_find(root: &CstRootNode, path: &[String]) -> Option<CstObject> {
         .try_fold(root.object_value()?, |object, key| object.object_value(key))
 }
 
-fn json_apply(text: &str, change: &Change) -> Result<(String, Vec<Vec<String>>), EditError> {
+fn json_apply(text: &str, change: &Change) -> Result<(String, Vec<KeyPath>), EditError> {
     let root = json_root(text)?;
     let mut created = Vec::new();
     match change {
@@ -231,7 +234,7 @@ fn json_apply(text: &str, change: &Change) -> Result<(String, Vec<Vec<String>>),
     Ok((root.to_string(), created))
 }
 
-fn json_revert(text: &str, change: &Change, created: &[Vec<String>]) -> Result<String, EditError> {
+fn json_revert(text: &str, change: &Change, created: &[KeyPath]) -> Result<String, EditError> {
     let root = json_root(text)?;
     match change {
         Change::Member { path, name, .. } => {
@@ -278,7 +281,7 @@ fn split_last(path: &[String]) -> (&[String], &str) {
     }
 }
 
-fn deepest_first(created: &[Vec<String>]) -> Vec<Vec<String>> {
+fn deepest_first(created: &[KeyPath]) -> Vec<KeyPath> {
     let mut paths = created.to_vec();
     paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
     paths
@@ -334,7 +337,7 @@ fn toml_inline(value: &Value) -> toml_edit::Value {
 fn toml_table<'a>(
     document: &'a mut toml_edit::DocumentMut,
     path: &[String],
-    created: &mut Vec<Vec<String>>,
+    created: &mut Vec<KeyPath>,
 ) -> Result<&'a mut toml_edit::Table, EditError> {
     let mut table = document.as_table_mut();
     for (depth, key) in path.iter().enumerate() {
@@ -355,7 +358,7 @@ fn toml_table<'a>(
     Ok(table)
 }
 
-fn toml_apply(text: &str, change: &Change) -> Result<(String, Vec<Vec<String>>), EditError> {
+fn toml_apply(text: &str, change: &Change) -> Result<(String, Vec<KeyPath>), EditError> {
     let mut document = toml_document(text)?;
     let mut created = Vec::new();
     let Change::Member { path, name, value } = change else {
@@ -369,7 +372,7 @@ fn toml_apply(text: &str, change: &Change) -> Result<(String, Vec<Vec<String>>),
     Ok((document.to_string(), created))
 }
 
-fn toml_revert(text: &str, change: &Change, created: &[Vec<String>]) -> Result<String, EditError> {
+fn toml_revert(text: &str, change: &Change, created: &[KeyPath]) -> Result<String, EditError> {
     let mut document = toml_document(text)?;
     if let Change::Member { path, name, .. } = change
         && let Some(table) = toml_find(&mut document, path)

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use agents::{AGENTS, Agent, Homes, SERVER_NAME, Scope};
-use edit::{Change, EditError, Format};
+use edit::{Change, EditError, Format, KeyPath};
 
 /// What `install` was asked to do.
 #[derive(Debug, Clone)]
@@ -325,7 +325,7 @@ fn install_text(
     format: Format,
     before: &str,
     change: &Change,
-) -> Result<(Option<String>, Action, Vec<Vec<String>>), EditError> {
+) -> Result<(Option<String>, Action, Vec<KeyPath>), EditError> {
     if edit::is_applied(format, before, change)? {
         return Ok((Some(before.to_string()), Action::Unchanged, Vec::new()));
     }
@@ -451,7 +451,7 @@ struct Created {
     /// The file's folder did not exist either (`.cursor/`, `.vscode/`, …).
     #[serde(default)]
     created_folder: bool,
-    created: Vec<Vec<String>>,
+    created: Vec<KeyPath>,
     /// The file before the first install, kept only when removing the entry alone would not
     /// give its bytes back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -495,7 +495,7 @@ impl Record {
         &mut self,
         path: &Path,
         created_file: bool,
-        created: Vec<Vec<String>>,
+        created: Vec<KeyPath>,
         original: Option<&str>,
         written: &str,
     ) {
