@@ -51,37 +51,83 @@ fn files_of(ids: &[String]) -> Vec<&str> {
 
 #[test]
 fn a_named_symbol_is_answered_by_its_definition_not_its_callers_or_tests() {
-    let callers: String = (0..6)
-        .map(|i| format!("def step_{i}(lines):\n    return [tokenize_line(l) for l in lines]  # tokenize_line\n\n"))
+    // The definition sits in a long header; short callers and a test repeat the name (the
+    // shape of fmt's `basic_format_args`, where plain ranking put the callers first).
+    let methods: String = (0..40)
+        .map(|i| format!("  int helper_{i}(int x) const {{ return x + {i}; }}\n"))
         .collect();
+    let base = format!(
+        "#pragma once\nnamespace fmt {{\n/** A view of the formatting arguments. */\nclass basic_format_args {{\n public:\n{methods}}};\n}}\n"
+    );
+    let compile = "#pragma once\n#include \"base.h\"\nnamespace fmt {\n// compile-time basic_format_args\ninline int compile_args(basic_format_args args) { return vformat(basic_format_args(args)); }\ninline int compile_more(basic_format_args args) { return compile_args(args); }\n}\n";
+    let xchar = "#pragma once\n#include \"base.h\"\nnamespace fmt {\ninline int wide(basic_format_args args) { return vformat(args); } // basic_format_args\n}\n";
+    let test = "#include \"fmt/base.h\"\nTEST(args, basic_format_args) { basic_format_args a; EXPECT_EQ(a.helper_1(1), 2); }\n";
     let repo = indexed(&[
-        (
-            "src/parser/lexer.py",
-            "def tokenize_line(text):\n    return text.split()\n",
-        ),
-        ("src/pipeline.py", &callers),
-        (
-            "tests/test_lexer.py",
-            "def test_tokenize_line():\n    assert tokenize_line('a b') == ['a', 'b']\n    assert tokenize_line('') == []\n",
-        ),
+        ("include/fmt/base.h", &base),
+        ("include/fmt/compile.h", compile),
+        ("include/fmt/xchar.h", xchar),
+        ("test/args-test.cc", test),
     ]);
-    let ids = ranked(repo.path(), "tokenize_line");
-    assert_eq!(ids[0], "src/parser/lexer.py::tokenize_line", "{ids:?}");
+    let ids = ranked(repo.path(), "basic_format_args");
+    assert_eq!(
+        ids[0], "include/fmt/base.h::fmt.basic_format_args",
+        "{ids:?}"
+    );
 }
 
 #[test]
 fn the_file_named_after_a_symbol_holds_its_first_answer() {
+    // The other copy's docstring repeats the name, so the words alone prefer it.
     let class = |doc: &str| {
         format!(
             "class RateLimiter:\n    \"\"\"{doc}\"\"\"\n\n    def allow(self, key):\n        return True\n"
         )
     };
     let repo = indexed(&[
-        ("src/limits.py", &class("A limiter kept for old callers.")),
-        ("src/rate_limiter.py", &class("Token bucket limiter.")),
+        (
+            "src/limits.py",
+            &class(
+                "A rate limiter: the rate limiter keeps a RateLimiter per key. RateLimiter RateLimiter.",
+            ),
+        ),
+        ("src/rate_limiter.py", &class("Token bucket.")),
     ]);
     let ids = ranked(repo.path(), "RateLimiter");
     assert_eq!(ids[0], "src/rate_limiter.py::RateLimiter", "{ids:?}");
+}
+
+#[test]
+fn types_a_sentence_names_stay_above_a_file_that_only_mentions_them_often() {
+    let generated: String = (0..6)
+        .map(|i| format!("fn serialize_variant_{i}(cx: &Ctxt) -> TokenStream {{\n    // emits a Serialize impl calling the Serializer\n    quote! {{ _serde::Serialize::serialize(__self, __serializer); _serde::Serializer::serialize_unit(__serializer) }}\n}}\n\n"))
+        .collect();
+    let traits = "/// A data structure that can be serialized.\npub trait Serialize {\n    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;\n}\n\n/// A data format that can serialize any data structure.\npub trait Serializer: Sized {\n    type Ok;\n    type Error;\n    fn serialize_bool(self, v: bool) -> Result<Self::Ok, Self::Error>;\n}\n";
+    let repo = indexed(&[
+        ("serde_derive/src/ser.rs", &generated),
+        ("serde_core/src/ser/mod.rs", traits),
+    ]);
+    let ids = ranked(repo.path(), "Serialize and Serializer trait definitions");
+    assert_eq!(
+        files_of(&ids[..1]),
+        ["serde_core/src/ser/mod.rs"],
+        "{ids:?}"
+    );
+}
+
+#[test]
+fn examples_rank_below_the_code_they_use() {
+    let example = "package main\n\n// URL parameters are extracted from the path segments of the request\nfunc main() {\n    r := chi.NewRouter()\n    r.Get(\"/articles/{id}\", func(w http.ResponseWriter, req *http.Request) {\n        id := chi.URLParam(req, \"id\") // the URL parameter from the path segment\n        w.Write([]byte(id))\n    })\n}\n";
+    let context = "package chi\n\n// URLParam returns the url parameter from a http.Request object.\nfunc URLParam(r *http.Request, key string) string {\n    if rctx := RouteContext(r.Context()); rctx != nil { return rctx.URLParam(key) }\n    return \"\"\n}\n";
+    let repo = indexed(&[
+        ("_examples/rest/main.go", example),
+        ("_examples/params/main.go", example),
+        ("context.go", context),
+    ]);
+    let ids = ranked(
+        repo.path(),
+        "how URL parameters are extracted from path segments",
+    );
+    assert_eq!(ids[0], "context.go::URLParam", "{ids:?}");
 }
 
 #[test]

@@ -108,6 +108,33 @@ fn symbols(question: &Question) -> Vec<(Symbol, f64)> {
         .collect()
 }
 
+/// The names a question writes as code or as a type's name: its symbols, and capitalised
+/// words inside a sentence (`Serializer`).
+fn written_names(question: &Question) -> Vec<String> {
+    let capitalised = question
+        .text
+        .split_whitespace()
+        .skip(1)
+        .filter(|w| is_capitalized_name(w))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string());
+    symbols(question)
+        .into_iter()
+        .map(|(s, _)| s.name)
+        .chain(capitalised)
+        .collect()
+}
+
+/// A capitalised word inside a sentence (`Serializer`, `Router`): a type's name as people
+/// write it (callers skip the sentence's first word, capitalised anyway); not an acronym.
+fn is_capitalized_name(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+    let mut chars = word.chars();
+    word.len() >= 3
+        && chars.next().is_some_and(char::is_uppercase)
+        && chars.clone().any(char::is_lowercase)
+        && chars.all(char::is_alphanumeric)
+}
+
 /// A word written as code: snake_case, camelCase/PascalCase with an inner capital, or a
 /// qualified path.
 fn is_identifier_shaped(word: &str) -> bool {
@@ -291,7 +318,8 @@ fn add_coherence(generation: &LoadedGeneration, question: &Question, hits: &mut 
 }
 
 /// The score of the strongest hit whose definition's name the question spells: a name of at
-/// least two words, every one of them among the question's words.
+/// least two words, every one of them among the question's words, or a symbol the question
+/// writes (`basic_format_args`, `Serializer` inside a sentence).
 fn strongest_spelled(
     generation: &LoadedGeneration,
     question: &Question,
@@ -299,11 +327,13 @@ fn strongest_spelled(
 ) -> Option<f64> {
     let words: std::collections::HashSet<String> =
         question.words.iter().map(|w| fold_word(w)).collect();
+    let written = written_names(question);
     hits.iter()
         .filter(|hit| {
             generation.entity(&hit.entity_id).is_some_and(|e| {
                 let parts = split_identifier(&e.name);
-                parts.len() >= 2 && parts.iter().all(|p| words.contains(&fold_word(p)))
+                written.contains(&e.name)
+                    || (parts.len() >= 2 && parts.iter().all(|p| words.contains(&fold_word(p))))
             })
         })
         .map(|hit| hit.score)
@@ -393,6 +423,16 @@ mod tests {
         }
         for word in ["middleware", "Request", "URL", "e.g.", "__"] {
             assert!(!is_identifier_shaped(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn capitalised_words_inside_a_sentence_may_name_types() {
+        for word in ["Serializer", "Router,", "`Mux`"] {
+            assert!(is_capitalized_name(word), "{word}");
+        }
+        for word in ["URL", "HTTP", "a", "Go", "serializer"] {
+            assert!(!is_capitalized_name(word), "{word}");
         }
     }
 
