@@ -108,19 +108,22 @@ fn symbols(question: &Question) -> Vec<(Symbol, f64)> {
         .collect()
 }
 
-/// The names a question writes as code or as a type's name: its symbols, and capitalised
-/// words inside a sentence (`Serializer`).
-fn written_names(question: &Question) -> Vec<String> {
-    let capitalised = question
+/// Capitalised words inside a sentence (`Serializer`): a type's name as people write it in
+/// prose. A word opening a line or following `.`/`:` is capitalised anyway and does not count.
+fn capitalised_names(question: &Question) -> Vec<String> {
+    question
         .text
-        .split_whitespace()
-        .skip(1)
-        .filter(|w| is_capitalized_name(w))
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string());
-    symbols(question)
-        .into_iter()
-        .map(|(s, _)| s.name)
-        .chain(capitalised)
+        .lines()
+        .flat_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let starts_sentence = |i: usize| i == 0 || words[i - 1].ends_with(['.', '!', '?', ':']);
+            words
+                .iter()
+                .enumerate()
+                .filter(|&(i, w)| !starts_sentence(i) && is_capitalized_name(w))
+                .map(|(_, w)| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -318,8 +321,8 @@ fn add_coherence(generation: &LoadedGeneration, question: &Question, hits: &mut 
 }
 
 /// The score of the strongest hit whose definition's name the question spells: a name of at
-/// least two words, every one of them among the question's words, or a symbol the question
-/// writes (`basic_format_args`, `Serializer` inside a sentence).
+/// least two words, every one of them among the question's words, or a type's name the
+/// question writes capitalised inside a sentence (`Serializer`).
 fn strongest_spelled(
     generation: &LoadedGeneration,
     question: &Question,
@@ -327,7 +330,7 @@ fn strongest_spelled(
 ) -> Option<f64> {
     let words: std::collections::HashSet<String> =
         question.words.iter().map(|w| fold_word(w)).collect();
-    let written = written_names(question);
+    let written = capitalised_names(question);
     hits.iter()
         .filter(|hit| {
             generation.entity(&hit.entity_id).is_some_and(|e| {
@@ -434,6 +437,16 @@ mod tests {
         for word in ["URL", "HTTP", "a", "Go", "serializer"] {
             assert!(!is_capitalized_name(word), "{word}");
         }
+    }
+
+    #[test]
+    fn sentence_openers_are_not_names() {
+        let names = |text: &str| capitalised_names(&Question::read(text));
+        assert_eq!(
+            names("Serialize and Serializer trait definitions"),
+            ["Serializer"]
+        );
+        assert!(names("Remove complexity\n\nWhatever this was. At this point").is_empty());
     }
 
     #[test]
