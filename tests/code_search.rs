@@ -7,20 +7,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{index_json, knowcode_ok_json};
+use common::{knowcode_ok_json, lexical_repo};
 use serde_json::Value;
-
-/// Writes `files` (path, text) under a fresh folder and indexes it on the lexical plane.
-fn indexed(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    index_json(dir.path(), &["--no-embed"]);
-    dir
-}
 
 /// The entity ids `query` packs for a question, in order.
 fn ranked(store: &Path, question: &str) -> Vec<String> {
@@ -62,7 +50,7 @@ fn a_named_symbol_is_answered_by_its_definition_not_its_callers_or_tests() {
     let compile = "#pragma once\n#include \"base.h\"\nnamespace fmt {\n// compile-time basic_format_args\ninline int compile_args(basic_format_args args) { return vformat(basic_format_args(args)); }\ninline int compile_more(basic_format_args args) { return compile_args(args); }\n}\n";
     let xchar = "#pragma once\n#include \"base.h\"\nnamespace fmt {\ninline int wide(basic_format_args args) { return vformat(args); } // basic_format_args\n}\n";
     let test = "#include \"fmt/base.h\"\nTEST(args, basic_format_args) { basic_format_args a; EXPECT_EQ(a.helper_1(1), 2); }\n";
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         ("include/fmt/base.h", &base),
         ("include/fmt/compile.h", compile),
         ("include/fmt/xchar.h", xchar),
@@ -83,7 +71,7 @@ fn the_file_named_after_a_symbol_holds_its_first_answer() {
             "class RateLimiter:\n    \"\"\"{doc}\"\"\"\n\n    def allow(self, key):\n        return True\n"
         )
     };
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         (
             "src/limits.py",
             &class(
@@ -102,7 +90,7 @@ fn types_a_sentence_names_stay_above_a_file_that_only_mentions_them_often() {
         .map(|i| format!("fn serialize_variant_{i}(cx: &Ctxt) -> TokenStream {{\n    // emits a Serialize impl calling the Serializer\n    quote! {{ _serde::Serialize::serialize(__self, __serializer); _serde::Serializer::serialize_unit(__serializer) }}\n}}\n\n"))
         .collect();
     let traits = "/// A data structure that can be serialized.\npub trait Serialize {\n    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;\n}\n\n/// A data format that can serialize any data structure.\npub trait Serializer: Sized {\n    type Ok;\n    type Error;\n    fn serialize_bool(self, v: bool) -> Result<Self::Ok, Self::Error>;\n}\n";
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         ("serde_derive/src/ser.rs", &generated),
         ("serde_core/src/ser/mod.rs", traits),
     ]);
@@ -118,7 +106,7 @@ fn types_a_sentence_names_stay_above_a_file_that_only_mentions_them_often() {
 fn examples_rank_below_the_code_they_use() {
     let example = "package main\n\n// URL parameters are extracted from the path segments of the request\nfunc main() {\n    r := chi.NewRouter()\n    r.Get(\"/articles/{id}\", func(w http.ResponseWriter, req *http.Request) {\n        id := chi.URLParam(req, \"id\") // the URL parameter from the path segment\n        w.Write([]byte(id))\n    })\n}\n";
     let context = "package chi\n\n// URLParam returns the url parameter from a http.Request object.\nfunc URLParam(r *http.Request, key string) string {\n    if rctx := RouteContext(r.Context()); rctx != nil { return rctx.URLParam(key) }\n    return \"\"\n}\n";
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         ("_examples/rest/main.go", example),
         ("_examples/params/main.go", example),
         ("context.go", context),
@@ -137,7 +125,7 @@ fn a_second_relevant_file_reaches_the_top_three_past_repeats_of_the_first() {
             format!("  def handle_request_{i}(env)\n    log_request(env, 'request {i} handled')\n  end\n\n")
         })
         .collect();
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         ("lib/server/base.rb", &format!("class Base\n{base}end\n")),
         (
             "lib/server/middleware/logger.rb",
@@ -155,7 +143,7 @@ fn a_second_relevant_file_reaches_the_top_three_past_repeats_of_the_first() {
 fn a_cpp_api_question_is_answered_by_the_public_header() {
     let header = "#pragma once\nnamespace store {\n/** Arguments collected at run time. */\nclass dynamic_arg_store {\n public:\n  void push_back(int value);\n  int size() const;\n};\n}\n";
     let source = "#include \"store/arg_store.h\"\nnamespace store {\nvoid dynamic_arg_store::push_back(int value) {\n  // dynamic_arg_store grows: dynamic_arg_store keeps every value\n  values_.push_back(value);\n}\nint dynamic_arg_store::size() const { return values_.size(); }\n}\n";
-    let repo = indexed(&[
+    let repo = lexical_repo(&[
         ("include/store/arg_store.h", header),
         ("src/arg_store.cc", source),
     ]);

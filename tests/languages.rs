@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{copy_fixture, index_json, knowcode, knowcode_ok_json, require_model};
+use common::{copy_fixture, index_json, knowcode, knowcode_ok_json, require_model, write_project};
 use serde_json::Value;
 
 /// What one language's fixture must answer.
@@ -127,17 +127,6 @@ languages! {
     },
 }
 
-/// Writes `files` (path, text) under a fresh folder.
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
 const VUE_COMPONENT: &str = r#"<template>
   <div class="cart">
     <p>{{ formatTotal(total) }}</p>
@@ -170,7 +159,7 @@ const SVELTE_COMPONENT: &str = r#"<script>
 
 #[test]
 fn vue_and_svelte_scripts_are_parsed_at_their_own_lines() {
-    let repo = project(&[
+    let repo = write_project(&[
         ("src/components/CartTotal.vue", VUE_COMPONENT),
         ("src/components/Basket.svelte", SVELTE_COMPONENT),
     ]);
@@ -221,7 +210,7 @@ resource "aws_s3_bucket_lifecycle_configuration" "invoice_archive" {
 #[test]
 fn text_only_files_are_found_by_both_planes_and_say_they_are_text() {
     require_model();
-    let repo = project(&[
+    let repo = write_project(&[
         ("api/inventory.proto", PROTO),
         ("infra/archive.tf", TERRAFORM),
         ("src/cart.py", "def total(lines):\n    return sum(lines)\n"),
@@ -263,7 +252,7 @@ fn broken_and_hostile_files_in_new_languages_leave_the_rest_indexed() {
     let mut latin1 =
         b"-- caf\xe9 helpers\nlocal function brewCoffee(cups)\n  return cups\nend\n".to_vec();
     latin1.extend_from_slice(b"\n");
-    let repo = project(&[
+    let repo = write_project(&[
         ("src/Broken.kt", "class Broken {\n  fun half( {\n"),
         ("src/Big.kt", &huge),
         ("lua/min.lua", &minified),

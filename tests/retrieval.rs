@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{copy_fixture, index_json, knowcode, require_model};
+use common::{copy_fixture, index_json, knowcode, lexical_repo, require_model};
 use serde_json::Value;
 
 fn cli_json(args: &[&str]) -> (bool, Value) {
@@ -787,18 +787,6 @@ fn a_panic_while_embedding_a_question_leaves_later_questions_on_the_vector_plane
     );
     assert_eq!(calm["retrieval_mode"], "hybrid", "{calm}");
     assert!(calm.get("errors").is_none(), "{calm}");
-}
-
-/// A repository written by the test, indexed on the lexical plane (no model needed).
-fn lexical_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let repo = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = repo.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    index_json(repo.path(), &["--no-embed"]);
-    repo
 }
 
 const INVOICE_JAVA: &str = "class Invoice {\n    int total(int[] lines) {\n        int sum = 0;\n        for (int line : lines) { sum += line; }\n        return sum;\n    }\n}\n";

@@ -28,6 +28,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Writes `files` (path, text) under a fresh folder.
+pub fn write_project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// [`write_project`], indexed on the lexical plane (no model needed).
+pub fn lexical_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let repo = write_project(files);
+    index_json(repo.path(), &["--no-embed"]);
+    repo
+}
+
 /// Runs the real `knowcode` binary.
 pub fn knowcode(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_knowcode"));

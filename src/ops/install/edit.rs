@@ -77,17 +77,26 @@ pub fn revert(
     }
 }
 
-/// Whether the text already carries `change` exactly.
-pub fn is_applied(format: Format, text: &str, change: &Change) -> Result<bool, EditError> {
-    let document = parse_value(format, text)?;
-    Ok(match change {
+/// Whether the parsed file already carries `change` exactly.
+pub fn is_applied(document: &Value, change: &Change) -> bool {
+    match change {
         Change::Member { path, name, value } => {
-            lookup(&document, path).and_then(|c| c.get(name)) == Some(value)
+            lookup(document, path).and_then(|c| c.get(name)) == Some(value)
         }
-        Change::ArrayItems { path, items } => lookup(&document, path)
+        Change::ArrayItems { path, items } => lookup(document, path)
             .and_then(Value::as_array)
             .is_some_and(|array| items.iter().all(|i| array.iter().any(|v| v == i))),
-    })
+    }
+}
+
+/// Whether the parsed file has the member `change` sets (with any value).
+pub fn has_member(document: &Value, change: &Change) -> bool {
+    match change {
+        Change::Member { path, name, .. } => {
+            lookup(document, path).and_then(|c| c.get(name)).is_some()
+        }
+        Change::ArrayItems { .. } => false,
+    }
 }
 
 /// Whether a file holds no setting at all (an empty object or table, comments aside).
@@ -106,17 +115,9 @@ pub fn parse_value(format: Format, text: &str) -> Result<Value, EditError> {
             jsonc_parser::parse_to_serde_value::<Value>(text, &json_options()).map_err(json_error)
         }
         Format::Toml => {
-            let document = toml_document(text)?;
-            serde_json::to_value(
-                toml::from_str::<toml::Table>(&document.to_string()).map_err(|e| {
-                    EditError::Malformed {
-                        format: "TOML",
-                        line: 1,
-                        message: e.to_string(),
-                    }
-                })?,
-            )
-            .map_err(|e| EditError::Malformed {
+            let table: toml::Table =
+                toml::from_str(text).map_err(|e| toml_error(text, e.span(), e.message()))?;
+            serde_json::to_value(table).map_err(|e| EditError::Malformed {
                 format: "TOML",
                 line: 1,
                 message: e.to_string(),
@@ -289,14 +290,18 @@ fn deepest_first(created: &[KeyPath]) -> Vec<KeyPath> {
 
 fn toml_document(text: &str) -> Result<toml_edit::DocumentMut, EditError> {
     text.parse::<toml_edit::DocumentMut>()
-        .map_err(|e| EditError::Malformed {
-            format: "TOML",
-            line: e
-                .span()
-                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(1),
-            message: e.message().to_string(),
-        })
+        .map_err(|e| toml_error(text, e.span(), e.message()))
+}
+
+/// A TOML parse error with the line of its span.
+fn toml_error(text: &str, span: Option<std::ops::Range<usize>>, message: &str) -> EditError {
+    EditError::Malformed {
+        format: "TOML",
+        line: span
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(1),
+        message: message.to_string(),
+    }
 }
 
 fn toml_value(value: &Value) -> toml_edit::Item {
@@ -426,7 +431,10 @@ mod tests {
             after.contains("// keep") && after.contains("\"knowcode\""),
             "{after}"
         );
-        assert!(is_applied(Format::Json, &after, &change).unwrap());
+        assert!(is_applied(
+            &parse_value(Format::Json, &after).unwrap(),
+            &change
+        ));
         assert_eq!(
             revert(Format::Json, &after, &change, &created).unwrap(),
             before
@@ -478,7 +486,10 @@ mod tests {
         let change = member(&["mcp_servers"]);
         let (after, created) = apply(Format::Toml, before, &change).unwrap();
         assert!(after.contains("[mcp_servers.knowcode]"), "{after}");
-        assert!(is_applied(Format::Toml, &after, &change).unwrap());
+        assert!(is_applied(
+            &parse_value(Format::Toml, &after).unwrap(),
+            &change
+        ));
         assert_eq!(
             revert(Format::Toml, &after, &change, &created).unwrap(),
             before

@@ -280,7 +280,7 @@ fn edit_file(
         uninstall_text(format, &before, &change, &created).map_err(edit_error)?
     } else {
         let (after, action, created) =
-            install_text(existed, format, &before, &change).map_err(edit_error)?;
+            install_text(existed, format, &before, &current, &change).map_err(edit_error)?;
         if !options.dry_run && action != Action::Unchanged {
             let written = after.as_deref().unwrap_or_default();
             // Where the editor had to reflow the container (a one-line object), removing the
@@ -319,28 +319,19 @@ fn edit_file(
     })
 }
 
-/// The new text after installing, what happened, and the containers the change created.
+/// The new text after installing (`current` is `before` parsed), what happened, and the
+/// containers the change created.
 fn install_text(
     existed: bool,
     format: Format,
     before: &str,
+    current: &Value,
     change: &Change,
 ) -> Result<(Option<String>, Action, Vec<KeyPath>), EditError> {
-    if edit::is_applied(format, before, change)? {
+    if edit::is_applied(current, change) {
         return Ok((Some(before.to_string()), Action::Unchanged, Vec::new()));
     }
-    let had_entry = match change {
-        Change::Member {
-            path: keys, name, ..
-        } => {
-            let current = edit::parse_value(format, before)?;
-            keys.iter()
-                .try_fold(&current, |v, k| v.get(k))
-                .and_then(|c| c.get(name))
-                .is_some()
-        }
-        Change::ArrayItems { .. } => false,
-    };
+    let had_entry = edit::has_member(current, change);
     let (mut after, created) = edit::apply(format, before, change)?;
     if !existed && !after.ends_with('\n') {
         after.push('\n');
