@@ -820,6 +820,9 @@ fn print_install_report(report: &knowcode::ops::install::Report) {
         if report.dry_run {
             print!("{}", file.diff);
         }
+        if let Some(error) = &file.error {
+            println!("{:<12} FAILED     {error}", display);
+        }
     }
     for agent in &report.agents {
         match &agent.outcome {

@@ -303,9 +303,18 @@ fn a_malformed_config_is_never_overwritten_and_the_others_are_still_configured()
         "{\n  \"mcpServers\": {\n    \"github\": {\"command\": \"gh-mcp\"\n  }\n",
     );
     let before = std::fs::read(&broken).unwrap();
+    // An instructions file that is not UTF-8 is reported and kept, never replaced.
+    let agents_md = m.repo.join("AGENTS.md");
+    std::fs::write(&agents_md, b"# Notes\n\xff\xfe latin-1 \xe9t\xe9\n").unwrap();
+    let agents_before = std::fs::read(&agents_md).unwrap();
 
-    let out = m.knowcode(&["install"]);
+    let out = m.knowcode(&["install", "--instructions"]);
     let said = text(&out);
+    assert_eq!(std::fs::read(&agents_md).unwrap(), agents_before, "{said}");
+    assert!(
+        said.contains("AGENTS.md") && said.contains("cannot read it as text"),
+        "{said}"
+    );
     assert!(
         !out.status.success(),
         "a failed agent must fail the run:\n{said}"

@@ -490,6 +490,7 @@ fn manifest(
                 kind: i.kind,
                 line: i.line,
                 message: i.message.clone(),
+                read_as_text: i.read_as_text,
             })
         })
         .collect();

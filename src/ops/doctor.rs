@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::embed;
 use crate::error::{ErrorCode, KnowcodeError};
-use crate::parse::{IssueKind, READ_AS_TEXT};
+use crate::parse::IssueKind;
 use crate::retrieve::generation::GenerationCache;
 use crate::store::legacy::Readiness;
 use crate::store::shared::SharedStore;
@@ -385,7 +385,7 @@ async fn check_generation(
     let fallen_back: Vec<String> = manifest
         .issues
         .iter()
-        .filter(|i| i.message.ends_with(READ_AS_TEXT))
+        .filter(|i| i.read_as_text)
         .map(|i| i.path.clone())
         .collect();
     let lossy = manifest

@@ -169,9 +169,14 @@ pub enum Source {
 impl Source {
     /// The index named by the environment, else PyPI.
     pub fn from_env() -> Self {
-        let url = std::env::var(INDEX_URL_ENV).unwrap_or_else(|_| DEFAULT_INDEX_URL.to_string());
-        Source::Index(url.trim_end_matches('/').to_string())
+        Source::Index(index_url_from_env())
     }
+}
+
+/// `KNOWCODE_INDEX_URL` without its trailing slash, else PyPI's simple index.
+fn index_url_from_env() -> String {
+    let url = std::env::var(INDEX_URL_ENV).unwrap_or_else(|_| DEFAULT_INDEX_URL.to_string());
+    url.trim_end_matches('/').to_string()
 }
 
 /// What a run did.
@@ -297,11 +302,18 @@ async fn fetch(wheel: &'static Wheel, source: &Source) -> Result<Vec<u8>, SetupE
 }
 
 fn read_from_folder(wheel: &'static Wheel, dir: &Path) -> Result<Vec<u8>, SetupError> {
-    std::fs::read(dir.join(wheel.filename)).map_err(|_| SetupError::WheelNotFound {
-        wheel: wheel.filename,
-        project: wheel.project,
-        dir: dir.to_path_buf(),
-        index: DEFAULT_INDEX_URL.to_string(),
+    std::fs::read(dir.join(wheel.filename)).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => SetupError::WheelNotFound {
+            wheel: wheel.filename,
+            project: wheel.project,
+            dir: dir.to_path_buf(),
+            // The hint names the index this machine would use, a mirror included.
+            index: index_url_from_env(),
+        },
+        _ => SetupError::BadWheel {
+            wheel: dir.join(wheel.filename).display().to_string(),
+            reason: err.to_string(),
+        },
     })
 }
 

@@ -326,11 +326,11 @@ pub fn first_syntax_error(tree: &Tree) -> ParseIssue {
             } else {
                 "unexpected syntax".into()
             };
-            return ParseIssue {
-                kind: IssueKind::SyntaxError,
+            return ParseIssue::new(
+                IssueKind::SyntaxError,
                 line,
-                message: format!("{what} at line {line}"),
-            };
+                format!("{what} at line {line}"),
+            );
         }
         if node.has_error() && cursor.goto_first_child() {
             continue;
@@ -340,11 +340,7 @@ pub fn first_syntax_error(tree: &Tree) -> ParseIssue {
                 break;
             }
             if !cursor.goto_parent() {
-                return ParseIssue {
-                    kind: IssueKind::SyntaxError,
-                    line: 1,
-                    message: "syntax error".into(),
-                };
+                return ParseIssue::new(IssueKind::SyntaxError, 1, "syntax error");
             }
         }
     }

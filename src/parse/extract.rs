@@ -504,11 +504,11 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
         });
     }
     if too_deep {
-        parsed.issues.push(ParseIssue {
-            kind: IssueKind::TooDeep,
-            line: 0,
-            message: format!("definitions nested deeper than {MAX_DEPTH} levels were skipped"),
-        });
+        parsed.issues.push(ParseIssue::new(
+            IssueKind::TooDeep,
+            0,
+            format!("definitions nested deeper than {MAX_DEPTH} levels were skipped"),
+        ));
     }
     qualified_defs
 }

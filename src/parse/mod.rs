@@ -173,6 +173,26 @@ pub struct ParseIssue {
     pub kind: IssueKind,
     pub line: u32,
     pub message: String,
+    /// The file fell back to being read as text because of this issue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_as_text: bool,
+}
+
+impl ParseIssue {
+    pub fn new(kind: IssueKind, line: u32, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            line,
+            message: message.into(),
+            read_as_text: false,
+        }
+    }
+
+    /// Marks this issue as the reason the file was read as text (and says so).
+    fn made_file_text(&mut self) {
+        self.read_as_text = true;
+        self.message.push_str(READ_AS_TEXT);
+    }
 }
 
 /// What went wrong reading one file.
@@ -286,11 +306,11 @@ pub fn parse_text(file: SourceFile, format: &str) -> ParsedFile {
 /// replaced bytes.
 fn unparsed(file: SourceFile, language: &'static LanguageSpec) -> ParsedFile {
     let issues = if file.lossy {
-        vec![ParseIssue {
-            kind: IssueKind::InvalidUtf8,
-            line: 0,
-            message: "invalid UTF-8 replaced with U+FFFD".into(),
-        }]
+        vec![ParseIssue::new(
+            IssueKind::InvalidUtf8,
+            0,
+            "invalid UTF-8 replaced with U+FFFD",
+        )]
     } else {
         Vec::new()
     };
@@ -309,7 +329,7 @@ fn unparsed(file: SourceFile, language: &'static LanguageSpec) -> ParsedFile {
 }
 
 /// The end of an issue's message when the file fell back to being read as text.
-pub const READ_AS_TEXT: &str = "; read as text";
+const READ_AS_TEXT: &str = "; read as text";
 
 /// A file with syntax errors that yields no definition and at least this many lines is read
 /// as text: its grammar did not recognise it (a template, another dialect, a broken file).
@@ -357,20 +377,19 @@ pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
                 text::read_as_text(&mut parsed, language.spec.name);
                 for issue in &mut parsed.issues {
                     if issue.kind == IssueKind::SyntaxError {
-                        issue.message.push_str(READ_AS_TEXT);
+                        issue.made_file_text();
                     }
                 }
             }
         }
         None => {
-            parsed.issues.push(ParseIssue {
-                kind: IssueKind::Timeout,
-                line: 0,
-                message: format!(
-                    "parsing took longer than {}s{READ_AS_TEXT}",
-                    PARSE_TIMEOUT.as_secs()
-                ),
-            });
+            let mut issue = ParseIssue::new(
+                IssueKind::Timeout,
+                0,
+                format!("parsing took longer than {}s", PARSE_TIMEOUT.as_secs()),
+            );
+            issue.made_file_text();
+            parsed.issues.push(issue);
             text::read_as_text(&mut parsed, language.spec.name);
         }
     }

@@ -105,6 +105,9 @@ pub struct FileIssue {
     /// 1-based line of the problem (0 when it is the whole file).
     pub line: u32,
     pub message: String,
+    /// The file was read as text because of this issue (its grammar failed on it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_as_text: bool,
 }
 
 /// What a generation records about itself (`manifest.json`).

@@ -55,7 +55,14 @@ pub fn apply(options: &Options) -> Vec<FileChange> {
 
 fn edit(path: &Path, options: &Options) -> FileChange {
     let existed = path.is_file();
-    let before = std::fs::read_to_string(path).unwrap_or_default();
+    let before = match existed {
+        true => match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            // Not text, or not readable: never replaced by a file holding only the section.
+            Err(err) => return unreadable(path, err),
+        },
+        false => String::new(),
+    };
     let (after, action) = match options.uninstall {
         true => without_section(&before),
         false => with_section(&before),
@@ -67,11 +74,21 @@ fn edit(path: &Path, options: &Options) -> FileChange {
         return change;
     }
     change.diff = unified_diff(path, &before, &after, existed, keep);
-    if !options.dry_run
-        && let Err(err) = write_or_delete(path, keep.then_some(after.as_str()), false)
-    {
-        change.diff = format!("not written: {err}");
+    if !options.dry_run {
+        change.error = write_or_delete(path, keep.then_some(after.as_str()), false)
+            .err()
+            .map(|err| err.to_string());
     }
+    change
+}
+
+/// An existing instructions file that cannot be read as text: reported, left untouched.
+fn unreadable(path: &Path, err: std::io::Error) -> FileChange {
+    let mut change = FileChange::new(path, Action::Unchanged);
+    change.error = Some(format!(
+        "{}: cannot read it as text ({err}); left as it is",
+        path.display()
+    ));
     change
 }
 

@@ -59,6 +59,9 @@ pub struct FileChange {
     pub action: Action,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub diff: String,
+    /// Why the change in `diff` could not be made (the file is left as it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl FileChange {
@@ -68,6 +71,7 @@ impl FileChange {
             scope: None,
             action,
             diff: String::new(),
+            error: None,
         }
     }
 
@@ -104,12 +108,13 @@ pub struct Report {
 }
 
 impl Report {
-    /// No named agent failed.
+    /// No named agent failed and every instructions file was written.
     pub fn ok(&self) -> bool {
-        !self
+        let agent_failed = self
             .agents
             .iter()
-            .any(|a| matches!(a.outcome, Outcome::Failed { .. }))
+            .any(|a| matches!(a.outcome, Outcome::Failed { .. }));
+        !agent_failed && self.instructions.iter().all(|f| f.error.is_none())
     }
 }
 
