@@ -166,3 +166,34 @@ fn a_cpp_api_question_is_answered_by_the_public_header() {
         "the default one-entity answer too: {answer}"
     );
 }
+
+#[test]
+fn a_class_behind_export_macros_is_its_own_definition() {
+    // fmt's shape: the namespace opened by a macro, the class exported by one, a constructor
+    // and a method wearing constexpr macros, a template parameter made by a macro. Without
+    // the macro view the grammar loses the class and the question lands on a mention.
+    let header = "#include \"base.h\"\n\nFMT_BEGIN_NAMESPACE\n\n/**\n * A dynamic list of formatting arguments with storage.\n */\nFMT_EXPORT template <typename Context> class dynamic_format_arg_store {\n public:\n  FMT_CONSTEXPR dynamic_format_arg_store() : size_(0) {}\n\n  template <typename T, FMT_ENABLE_IF(std::is_integral<T>::value)>\n  FMT_CONSTEXPR20 void push_back(const T& arg) {\n    if FMT_CONSTEXPR20 (sizeof(T) > 4) grow();\n    ++size_;\n  }\n\n private:\n  int size_;\n};\n\nFMT_END_NAMESPACE\n";
+    let mentions = "FMT_BEGIN_NAMESPACE\n// dynamic_format_arg_store converts to basic_format_args\ntemplate <typename Context> class dynamic_format_arg_store;\nclass basic_format_args {\n  // built from a dynamic_format_arg_store or a static one\n  int size_;\n};\nFMT_END_NAMESPACE\n";
+    let repo = lexical_repo(&[("args.h", header), ("base.h", mentions)]);
+    let ids = ranked(repo.path(), "dynamic_format_arg_store");
+    // The class (or its constructor, which shares its name) first; the mentions below.
+    assert!(
+        ids[0].starts_with("args.h::dynamic_format_arg_store"),
+        "{ids:?}"
+    );
+    assert!(
+        ids[..2].contains(&"args.h::dynamic_format_arg_store".to_string()),
+        "{ids:?}"
+    );
+    let found = knowcode_ok_json(&[
+        "search",
+        "push_back",
+        "--store",
+        repo.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        found["results"][0]["id"], "args.h::dynamic_format_arg_store.push_back",
+        "{found}"
+    );
+}

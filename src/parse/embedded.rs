@@ -3,19 +3,10 @@
 //! the grammar reads only the script while every byte, line and column stays where it is in
 //! the original file. Pure text work: no parsing, no I/O.
 
-use super::languages::Embedding;
-
-/// The bytes the grammar should read for a file of this embedding.
-pub fn code_view(text: &str, embedding: Embedding) -> Vec<u8> {
-    match embedding {
-        Embedding::ScriptBlocks => blank_outside_scripts(text),
-    }
-}
-
 /// `text` with everything but the contents of `<script …>…</script>` elements replaced by
 /// spaces (line breaks kept). Tag names are matched case-insensitively; an unclosed script
 /// runs to the end of the file.
-fn blank_outside_scripts(text: &str) -> Vec<u8> {
+pub fn blank_outside_scripts(text: &str) -> Vec<u8> {
     let bytes = text.as_bytes();
     let lower = text.to_ascii_lowercase();
     let mut keep = vec![false; bytes.len()];
@@ -47,7 +38,7 @@ mod tests {
     #[test]
     fn only_script_contents_survive_at_their_own_offsets() {
         let sfc = "<template>\n  <p>{{ total }}</p>\n</template>\n<script setup lang=\"ts\">\nconst total = 1\n</script>\n<style>p { color: red }</style>\n";
-        let view = String::from_utf8(code_view(sfc, Embedding::ScriptBlocks)).unwrap();
+        let view = String::from_utf8(blank_outside_scripts(sfc)).unwrap();
         assert_eq!(view.len(), sfc.len());
         assert_eq!(view.lines().count(), sfc.lines().count());
         assert_eq!(view.lines().nth(4), Some("const total = 1"));
@@ -56,7 +47,7 @@ mod tests {
 
     #[test]
     fn an_unclosed_script_runs_to_the_end() {
-        let view = code_view("<SCRIPT>\nlet a = 1", Embedding::ScriptBlocks);
+        let view = blank_outside_scripts("<SCRIPT>\nlet a = 1");
         assert_eq!(String::from_utf8(view).unwrap(), "        \nlet a = 1");
     }
 }

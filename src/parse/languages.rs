@@ -28,11 +28,15 @@ pub enum DocStyle {
 
 /// How a file holds the code the grammar reads, when it is not the whole file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Embedding {
+pub enum CodeView {
     /// Single-file components (Vue, Svelte): only `<script>` elements hold code; the rest
     /// (template, style) is blanked to spaces before parsing, so lines and columns stay
     /// those of the file.
     ScriptBlocks,
+    /// C and C++: the macros a declaration wears (`FMT_API`, `UV_EXTERN`, `FMT_EXPORT
+    /// template`, `simdjson_inline`, `FMT_BEGIN_NAMESPACE`) are blanked, so the grammar sees
+    /// the declaration the preprocessor would.
+    DeclarationMacros,
 }
 
 /// A language, as data.
@@ -57,8 +61,9 @@ pub struct LanguageSpec {
     pub self_receivers: &'static [&'static str],
     /// How the language separates the parts of an import path (`.`, `::`, `/`, `\`).
     pub path_separator: &'static str,
-    /// Set when the grammar reads only part of the file (script blocks of a component).
-    pub embedded_in: Option<Embedding>,
+    /// Set when the grammar reads a view of the file rather than its bytes (a component's
+    /// script blocks, C/C++ with declaration macros blanked); offsets are those of the file.
+    pub code_view: Option<CodeView>,
 }
 
 const ECMA: &str = include_str!("queries/ecma.scm");
@@ -157,7 +162,7 @@ const fn script_component(name: &'static str, extensions: &'static [&'static str
         leading: &[],
         self_receivers: &["this"],
         path_separator: "/",
-        embedded_in: Some(Embedding::ScriptBlocks),
+        code_view: Some(CodeView::ScriptBlocks),
     }
 }
 
@@ -175,7 +180,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["self", "cls"],
         path_separator: ".",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "rust",
@@ -189,7 +194,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["self", "Self"],
         path_separator: "::",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "javascript",
@@ -203,7 +208,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this"],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "typescript",
@@ -217,7 +222,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this"],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "tsx",
@@ -231,7 +236,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this"],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "go",
@@ -245,7 +250,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &[],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "java",
@@ -259,7 +264,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this"],
         path_separator: ".",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "c",
@@ -273,7 +278,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &[],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: Some(CodeView::DeclarationMacros),
     },
     LanguageSpec {
         name: "cpp",
@@ -287,7 +292,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this"],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: Some(CodeView::DeclarationMacros),
     },
     LanguageSpec {
         name: "csharp",
@@ -301,7 +306,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["this", "base"],
         path_separator: ".",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "ruby",
@@ -315,7 +320,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["self"],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "php",
@@ -329,7 +334,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &["$this", "self", "static"],
         path_separator: "\\",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "kotlin",
@@ -343,7 +348,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["this"],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "swift",
@@ -357,7 +362,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["self", "Self"],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "scala",
@@ -371,7 +376,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["this"],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "lua",
@@ -385,7 +390,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["self"],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "bash",
@@ -399,7 +404,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &[],
         path_separator: "/",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "elixir",
@@ -416,7 +421,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["__MODULE__"],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "haskell",
@@ -430,7 +435,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &["signature"],
         self_receivers: &[],
         path_separator: ".",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "zig",
@@ -444,7 +449,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["self"],
         path_separator: "/",
-        embedded_in: None,
+        code_view: None,
     },
     LanguageSpec {
         name: "dart",
@@ -458,7 +463,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         leading: &[],
         self_receivers: &["this"],
         path_separator: "/",
-        embedded_in: None,
+        code_view: None,
     },
     script_component("vue", &["vue"]),
     script_component("svelte", &["svelte"]),
@@ -474,7 +479,7 @@ pub static LANGUAGES: &[LanguageSpec] = &[
         self_receivers: &[],
         path_separator: "/",
         leading: &[],
-        embedded_in: None,
+        code_view: None,
     },
 ];
 
@@ -492,7 +497,7 @@ pub static TEXT: LanguageSpec = LanguageSpec {
     leading: &[],
     self_receivers: &[],
     path_separator: "/",
-    embedded_in: None,
+    code_view: None,
 };
 
 /// What a query capture means to the extractor, decoded once from its name.

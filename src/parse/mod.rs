@@ -8,7 +8,9 @@ mod docs;
 mod embedded;
 mod extract;
 pub mod languages;
+mod macros;
 pub mod text;
+mod view;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -344,8 +346,8 @@ thread_local! {
 pub fn parse_file(file: SourceFile, language: &'static Language) -> ParsedFile {
     let code = language
         .spec
-        .embedded_in
-        .map(|embedding| embedded::code_view(&file.text, embedding));
+        .code_view
+        .map(|view| view::code_view(&file.text, view));
     let mut parsed = unparsed(file, language.spec);
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
