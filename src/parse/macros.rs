@@ -22,11 +22,7 @@ pub fn blank_declaration_macros(text: &str) -> Vec<u8> {
         .map(|range| (range, "1"));
     for (range, replacement) in macro_uses(bytes, &tokens).into_iter().chain(conditions) {
         let slice = &mut view[range];
-        for byte in slice.iter_mut() {
-            if *byte != b'\n' && *byte != b'\r' {
-                *byte = b' ';
-            }
-        }
+        super::view::blank(slice);
         slice[..replacement.len()].copy_from_slice(replacement.as_bytes());
     }
     view
@@ -102,10 +98,7 @@ fn tokenize(bytes: &[u8]) -> (Vec<Token>, Vec<Range<usize>>) {
                 }
             }
             _ => {
-                // One byte, or a whole UTF-8 character outside identifiers.
-                let len = std::str::from_utf8(&bytes[i..(i + 4).min(bytes.len())])
-                    .map_or(1, |s| s.chars().next().map_or(1, char::len_utf8))
-                    .max(1);
+                // Punctuation; the bytes of a non-ASCII character are never a token.
                 if byte.is_ascii() {
                     tokens.push(Token {
                         start: i,
@@ -115,7 +108,7 @@ fn tokenize(bytes: &[u8]) -> (Vec<Token>, Vec<Range<usize>>) {
                     });
                     opens_line = false;
                 }
-                i + len
+                i + 1
             }
         };
     }
@@ -127,7 +120,7 @@ fn tokenize(bytes: &[u8]) -> (Vec<Token>, Vec<Range<usize>>) {
 /// so the view writes `1` there.
 fn condition(bytes: &[u8], directive: Range<usize>) -> Option<Range<usize>> {
     let line = &bytes[directive.clone()];
-    let after_hash = line.iter().position(|&b| b == b'#')? + 1;
+    let after_hash = 1; // a directive's range starts at its `#`
     let keyword_start = after_hash
         + line[after_hash..]
             .iter()
@@ -195,12 +188,15 @@ fn end_of_raw_string(bytes: &[u8], quote: usize) -> usize {
     find(bytes, open + 1, &closing).map_or(bytes.len(), |e| e + closing.len())
 }
 
-/// `FMT_API`, `UV_EXTERN`, `FMT_BEGIN_NAMESPACE`: upper case, digits and underscores, with
-/// an underscore (so `FILE`, `NULL`, `DWORD` stay the names they are).
+/// `FMT_API`, `UV_EXTERN`, `FMT_BEGIN_NAMESPACE`: an upper-case word opening with a letter,
+/// with an underscore (so `FILE`, `NULL`, `DWORD` stay the names they are).
 fn is_macro_name(word: &str) -> bool {
+    is_upper_word(word) && word.as_bytes()[0].is_ascii_uppercase() && word.contains('_')
+}
+
+/// Three or more upper-case letters, digits and underscores (`WINAPI`, `FMT_API`).
+fn is_upper_word(word: &str) -> bool {
     word.len() >= 3
-        && word.as_bytes()[0].is_ascii_uppercase()
-        && word.contains('_')
         && word
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
@@ -353,7 +349,6 @@ fn macro_uses(bytes: &[u8], tokens: &[Token]) -> Vec<(Range<usize>, &'static str
                     blanked[t..=close].fill(true);
                     uses.push((call, ""));
                 }
-                continue;
             }
             continue;
         }
@@ -402,11 +397,6 @@ fn declaration_follows(bytes: &[u8], tokens: &[Token], t: usize) -> bool {
 /// `BOOL WINAPI f(`, `BOOLEAN NTAPI f(`: an upper-case word between a return type and a
 /// function's name is a calling-convention macro (two types in a row are not C).
 fn is_calling_convention(bytes: &[u8], tokens: &[Token], t: usize) -> bool {
-    let word = tokens[t].text(bytes);
-    let upper = word.len() >= 3
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
     let type_word = |i: usize| {
         tokens.get(i).is_some_and(|n| {
             let text = n.text(bytes);
@@ -416,7 +406,7 @@ fn is_calling_convention(bytes: &[u8], tokens: &[Token], t: usize) -> bool {
     let name = tokens
         .get(t + 1)
         .is_some_and(|n| n.word && !is_keyword(n.text(bytes)));
-    upper
+    is_upper_word(tokens[t].text(bytes))
         && t > 0
         && type_word(t - 1)
         && name

@@ -422,11 +422,7 @@ fn through_item_macros(
             break;
         }
         for (open, close) in wrappers {
-            for byte in &mut blanked[open.clone()] {
-                if *byte != b'\n' {
-                    *byte = b' ';
-                }
-            }
+            view::blank(&mut blanked[open.clone()]);
             blanked[close] = b' ';
         }
         let Some(reparsed) = parse_with_deadline(parser, &blanked) else {
