@@ -437,6 +437,42 @@ pub fn is_generated_path(path: &str) -> bool {
             .any(|suffix| file.ends_with(suffix))
 }
 
+/// Whether a path records the project's history or people rather than explaining its code:
+/// a changelog, release notes or news file (`CHANGELOG.md`, `HISTORY.rst`, `NEWS`,
+/// `CHANGES.txt`), a contributors' list or guide, or a page in a folder of such notes
+/// (`docs/whatsnew/`, `changelog.d/`, `newsfragments/`). The caller decides what it means for
+/// code: `changes.py` is named like a changelog and is code.
+pub fn is_history_path(path: &str) -> bool {
+    const STEMS: &[&str] = &[
+        "changelog",
+        "changes",
+        "history",
+        "news",
+        "releases",
+        "release-notes",
+        "release_notes",
+        "releasenotes",
+        "whatsnew",
+        "authors",
+        "contributors",
+        "contributing",
+    ];
+    const FOLDERS: &[&str] = &[
+        "whatsnew",
+        "changelog",
+        "changelogs",
+        "changelog.d",
+        "newsfragments",
+        "release-notes",
+        "release_notes",
+        "releasenotes",
+    ];
+    let lower = path.to_lowercase();
+    let (mut folders, file) = folders_and_file(&lower);
+    let stem = file.split('.').next().unwrap_or(file);
+    STEMS.contains(&stem) || folders.any(|f| FOLDERS.contains(&f))
+}
+
 /// File name endings of code generators: Dart's build_runner family (`json_serializable`,
 /// `freezed`, `auto_route`, `mockito`), Swift's `*.generated.swift` is caught by the word.
 const GENERATED_SUFFIXES: &[&str] = &[".g.dart", ".freezed.dart", ".gr.dart", ".mocks.dart"];
@@ -511,6 +547,28 @@ mod tests {
             "lib/g.dart",
         ] {
             assert!(!is_generated_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn history_files_are_known_by_name_and_folder() {
+        for path in [
+            "CHANGELOG.rst",
+            "HISTORY.md",
+            "NEWS",
+            "docs/CONTRIBUTING.rst",
+            "docs/sphinx/source/whatsnew/v0.9.0.rst",
+            "changelog.d/1234.bugfix",
+        ] {
+            assert!(is_history_path(path), "{path}");
+        }
+        for path in [
+            "README.md",
+            "docs/api.rst",
+            "src/changes/apply.py",
+            "newsletter.md",
+        ] {
+            assert!(!is_history_path(path), "{path}");
         }
     }
 

@@ -80,6 +80,11 @@ impl EntityKind {
         matches!(self, EntityKind::Section | EntityKind::Document)
     }
 
+    /// Prose or plain text (a format without a grammar): words for people, no code.
+    pub fn reads_as_prose(self) -> bool {
+        self.is_prose() || self == EntityKind::Text
+    }
+
     /// Module, document and text: one per file.
     pub fn is_file_level(self) -> bool {
         matches!(

@@ -152,7 +152,8 @@ fn is_identifier_shaped(word: &str) -> bool {
 }
 
 /// The definitions of `symbol` outside tests (unless asked), those agreeing with its
-/// qualifier first, classes before functions, at most [`MAX_DEFINITIONS`].
+/// qualifier first, classes before functions, those in the file named after it before the
+/// rest, at most [`MAX_DEFINITIONS`].
 fn definitions<'g>(
     generation: &'g LoadedGeneration,
     symbol: &Symbol,
@@ -175,13 +176,31 @@ fn definitions<'g>(
             found.retain(|e| agrees(e));
         }
     }
+    drop_constructors(&mut found);
+    // The file named after the symbol first among equals, so the cut below keeps it (a C#
+    // partial class's many `SqlMapper.*.cs` parts sort before `SqlMapper.cs`).
+    let unnamed = |e: &Entity| !file_named_after(&e.path, &symbol.name);
     found.sort_by(|a, b| {
         kind_order(a.kind)
             .cmp(&kind_order(b.kind))
+            .then_with(|| unnamed(a).cmp(&unnamed(b)))
             .then_with(|| a.id.cmp(&b.id))
     });
     found.truncate(MAX_DEFINITIONS);
     found
+}
+
+/// A constructor shares its class's name (Java, C#, C++): the question names the type, and
+/// the class — whose span holds the constructor — is the answer, not a rival sharing its boost.
+fn drop_constructors(found: &mut Vec<&Entity>) {
+    let classes: Vec<String> = found
+        .iter()
+        .filter(|e| e.kind == EntityKind::Class)
+        .map(|e| e.id.clone())
+        .collect();
+    found.retain(|e| {
+        e.kind == EntityKind::Class || !e.parent.as_ref().is_some_and(|p| classes.contains(p))
+    });
 }
 
 fn kind_order(kind: EntityKind) -> u8 {
@@ -192,10 +211,12 @@ fn kind_order(kind: EntityKind) -> u8 {
     }
 }
 
-/// Whether a file's name (without extension) is the symbol, ignoring case and separators.
+/// Whether a file's name (without its extension) is the symbol, ignoring case and
+/// separators. The whole name counts: `DynamicParameters.ParamInfo.cs`, a part of a C#
+/// partial class, is not the file named after `DynamicParameters`.
 fn file_named_after(path: &str, symbol: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
     split_identifier(stem) == split_identifier(symbol)
 }
 
@@ -454,6 +475,14 @@ mod tests {
         assert!(file_named_after("include/fmt/base.h", "Base"));
         assert!(file_named_after("src/string_utils.rs", "StringUtils"));
         assert!(!file_named_after("src/strings.rs", "StringUtils"));
+        assert!(file_named_after(
+            "Dapper/DynamicParameters.cs",
+            "DynamicParameters"
+        ));
+        assert!(!file_named_after(
+            "Dapper/DynamicParameters.ParamInfo.cs",
+            "DynamicParameters"
+        ));
     }
 
     #[test]
