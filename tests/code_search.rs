@@ -190,3 +190,63 @@ fn a_class_behind_export_macros_is_its_own_definition() {
         "{found}"
     );
 }
+
+#[test]
+fn a_partial_class_is_answered_by_the_file_named_after_it() {
+    // C#'s shape of dapper: `SqlMapper` split over `SqlMapper.cs` and more parts than the
+    // definitions a name is given; the parts sort first by id and once crowded the file out.
+    let part = |p: &str| {
+        format!(
+            "namespace Dapper\n{{\n    public static partial class SqlMapper\n    {{\n        private static int Part{p}() => 1;\n    }}\n}}\n"
+        )
+    };
+    let parts: Vec<(String, String)> = ["A", "B", "C", "D", "E", "F"]
+        .iter()
+        .map(|p| (format!("Dapper/SqlMapper.Part{p}.cs"), part(p)))
+        .collect();
+    let main = "namespace Dapper\n{\n    /// <summary>A simple object mapper.</summary>\n    public static partial class SqlMapper\n    {\n        public static int Query(string sql) => sql.Length;\n    }\n}\n";
+    let mut files: Vec<(&str, &str)> = parts
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    files.push(("Dapper/SqlMapper.cs", main));
+    let repo = lexical_repo(&files);
+    let ids = ranked(repo.path(), "SqlMapper");
+    assert_eq!(ids[0], "Dapper/SqlMapper.cs::Dapper.SqlMapper", "{ids:?}");
+}
+
+#[test]
+fn code_ranks_above_the_changelog_that_describes_it() {
+    // A change description reads like its changelog entry, word for word; the code is the
+    // answer, the history pages below it.
+    let changelog = "Changelog\n=========\n\n2.4.0\n-----\n- Uploads retry after a timeout, with exponential backoff between the attempts.\n- The retry budget of an upload is configurable.\n";
+    let whatsnew = "What's new in 2.4\n=================\nUploads now retry after a timeout with exponential backoff.\n";
+    let upload = "import time\n\n\ndef send_chunk(conn, chunk, attempts=3, backoff=0.5):\n    \"\"\"Sends one chunk, trying again when the connection times out.\"\"\"\n    for attempt in range(attempts):\n        try:\n            return conn.write(chunk)\n        except TimeoutError:\n            time.sleep(backoff * 2 ** attempt)\n    raise TimeoutError(\"gave up\")\n";
+    let repo = lexical_repo(&[
+        ("CHANGELOG.rst", changelog),
+        ("docs/whatsnew/v2.4.rst", whatsnew),
+        ("src/upload.py", upload),
+        (
+            "src/conn.py",
+            "class Connection:\n    def write(self, data):\n        return len(data)\n",
+        ),
+    ]);
+    let ids = ranked(
+        repo.path(),
+        "Uploads retry after a timeout with exponential backoff",
+    );
+    let first_history = ids
+        .iter()
+        .position(|id| id.ends_with(".rst"))
+        .unwrap_or(ids.len());
+    let code: Vec<usize> = ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| id.starts_with("src/upload.py"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        code.len() == 2 && code.iter().all(|&i| i < first_history),
+        "{ids:?}"
+    );
+}

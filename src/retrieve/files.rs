@@ -353,6 +353,9 @@ mod tests {
         );
         assert_eq!(fold_word("Strings"), "string");
         assert_eq!(fold_word("class"), "class");
+        for helper in ["helpers", "Utils", "utility", "utilities"] {
+            assert_eq!(fold_word(helper), "util", "{helper}");
+        }
     }
 
     use super::*;

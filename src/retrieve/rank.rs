@@ -743,10 +743,13 @@ fn kind_prior(kind: EntityKind, question: &Question) -> f64 {
         // 1.0 for one-line questions, the YAML and JSON fixtures of the Python issue trees
         // took 10 points of Acc@5 from the change descriptions (2026-12-02).
         // A text file (configuration, a format without a grammar) is weighed like prose, and
-        // half of that again: at 1.0 for one-line questions, the YAML and JSON fixtures of the
-        // Python issue trees took 10 points of Acc@5 from the change descriptions; at the
-        // prose weight, embedded `.rst` pages (changelogs, what's-new notes, contributing
-        // guides) still outranked the code with the model (2026-12-02).
+        // half of that again for a sentence: at 1.0 for one-line questions, the YAML and JSON
+        // fixtures of the Python issue trees took 10 points of Acc@5 from the change
+        // descriptions; at the prose weight, embedded `.rst` pages (changelogs, what's-new
+        // notes, contributing guides) still outranked the code with the model (2026-12-02).
+        // A question that is one identifier keeps the prose weight: a text file spelling it
+        // (a `.proto` service, a Terraform resource) holds the only definition there is.
+        EntityKind::Text if question.shape == QueryShape::Identifier => prose_prior(question),
         EntityKind::Text => prose_prior(question) * TEXT_SHARE,
         EntityKind::Section | EntityKind::Document => prose_prior(question),
     }
