@@ -739,9 +739,6 @@ fn kind_prior(kind: EntityKind, question: &Question) -> f64 {
     match kind {
         EntityKind::Function | EntityKind::Method | EntityKind::Class => 1.0,
         EntityKind::Module => PROSE_PRIOR,
-        // A text file (configuration, a format without a grammar) is weighed like prose: at
-        // 1.0 for one-line questions, the YAML and JSON fixtures of the Python issue trees
-        // took 10 points of Acc@5 from the change descriptions (2026-12-02).
         // A text file (configuration, a format without a grammar) is weighed like prose, and
         // half of that again for a sentence: at 1.0 for one-line questions, the YAML and JSON
         // fixtures of the Python issue trees took 10 points of Acc@5 from the change

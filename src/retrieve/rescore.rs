@@ -178,13 +178,11 @@ fn definitions<'g>(
     }
     drop_constructors(&mut found);
     // The file named after the symbol first among equals, so the cut below keeps it (a C#
-    // partial class's many `SqlMapper.*.cs` parts sort before `SqlMapper.cs`).
-    let unnamed = |e: &Entity| !file_named_after(&e.path, &symbol.name);
-    found.sort_by(|a, b| {
-        kind_order(a.kind)
-            .cmp(&kind_order(b.kind))
-            .then_with(|| unnamed(a).cmp(&unnamed(b)))
-            .then_with(|| a.id.cmp(&b.id))
+    // partial class's many `SqlMapper.*.cs` parts sort before `SqlMapper.cs`). The key is
+    // computed once per definition: a common name has hundreds.
+    found.sort_by_cached_key(|&e| {
+        let unnamed = !file_named_after(&e.path, &symbol.name);
+        (kind_order(e.kind), unnamed, e.id.as_str())
     });
     found.truncate(MAX_DEFINITIONS);
     found
@@ -192,14 +190,14 @@ fn definitions<'g>(
 
 /// A constructor shares its class's name (Java, C#, C++): the question names the type, and
 /// the class — whose span holds the constructor — is the answer, not a rival sharing its boost.
-fn drop_constructors(found: &mut Vec<&Entity>) {
-    let classes: Vec<String> = found
+fn drop_constructors<'g>(found: &mut Vec<&'g Entity>) {
+    let classes: Vec<&'g str> = found
         .iter()
         .filter(|e| e.kind == EntityKind::Class)
-        .map(|e| e.id.clone())
+        .map(|&e| e.id.as_str())
         .collect();
     found.retain(|e| {
-        e.kind == EntityKind::Class || !e.parent.as_ref().is_some_and(|p| classes.contains(p))
+        e.kind == EntityKind::Class || !e.parent.as_deref().is_some_and(|p| classes.contains(&p))
     });
 }
 
