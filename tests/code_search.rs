@@ -250,3 +250,49 @@ fn code_ranks_above_the_changelog_that_describes_it() {
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_folder_or_file_name_abbreviating_a_word_of_the_question_spells_it() {
+    // chi's shape: `strip.go` says "stripping" only through its name; the rewrite middleware
+    // says the question's other words (URL, path, middleware) over and over.
+    let strip = "package middleware\n\n// StripSlashes matches request paths with a trailing slash, strips it and routes on.\nfunc StripSlashes(next http.Handler) http.Handler {\n\tfn := func(w http.ResponseWriter, r *http.Request) {\n\t\tif len(r.URL.Path) > 1 && r.URL.Path[len(r.URL.Path)-1] == '/' {\n\t\t\tr.URL.Path = r.URL.Path[:len(r.URL.Path)-1]\n\t\t}\n\t\tnext.ServeHTTP(w, r)\n\t}\n\treturn http.HandlerFunc(fn)\n}\n";
+    let rewrite = "package middleware\n\n// PathRewrite is a middleware that rewrites the URL path of the request: every URL path\n// that starts with old is rewritten to start with new before the router sees the path.\nfunc PathRewrite(old, new string) func(http.Handler) http.Handler {\n\treturn func(next http.Handler) http.Handler {\n\t\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n\t\t\tr.URL.Path = strings.Replace(r.URL.Path, old, new, 1)\n\t\t\tnext.ServeHTTP(w, r)\n\t\t})\n\t}\n}\n";
+    let logger = "package middleware\n\n// Logger is a middleware that logs the start and end of each request path.\nfunc Logger(next http.Handler) http.Handler {\n\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n\t\tlog.Printf(\"request %s %s\", r.Method, r.URL.Path)\n\t\tnext.ServeHTTP(w, r)\n\t})\n}\n";
+    let repo = lexical_repo(&[
+        ("middleware/strip.go", strip),
+        ("middleware/path_rewrite.go", rewrite),
+        ("middleware/logger.go", logger),
+    ]);
+    let ids = ranked(repo.path(), "URL path stripping middleware");
+    assert_eq!(ids[0], "middleware/strip.go::StripSlashes", "{ids:?}");
+}
+
+#[test]
+fn a_getter_handed_to_a_call_is_answered_as_a_function() {
+    // Express defines `req.ip`, `req.hostname`, … as named functions handed to `defineGetter`;
+    // without them the whole file was the only answer.
+    let request = "'use strict';\n\nvar req = Object.create(http.IncomingMessage.prototype);\n\n/**\n * Check if the given `type(s)` is acceptable.\n */\n\nreq.accepts = function accepts() {\n  var accept = accepts(this);\n  return accept.types.apply(accept, arguments);\n};\n\n/**\n * Return the remote address from the trusted proxy.\n */\n\ndefineGetter(req, 'ip', function ip() {\n  var trust = this.app.get('trust proxy fn');\n  return proxyaddr(this, trust);\n});\n\n/**\n * Parse the \"Host\" header field to a hostname.\n */\n\ndefineGetter(req, 'hostname', function hostname() {\n  var host = this.get('X-Forwarded-Host');\n  return host ? host.split(',')[0] : this.get('Host');\n});\n\nfunction defineGetter(obj, name, getter) {\n  Object.defineProperty(obj, name, { configurable: true, enumerable: true, get: getter });\n}\n";
+    let repo = lexical_repo(&[("lib/request.js", request)]);
+    let ids = ranked(repo.path(), "remote ip address behind a trusted proxy");
+    assert_eq!(ids[0], "lib/request.js::ip", "{ids:?}");
+}
+
+#[test]
+fn a_module_named_by_its_whole_dotted_name_is_its_definition() {
+    // Elixir names a module by its whole alias (`defmodule Plug.Conn`); the question writes
+    // that alias inside a sentence, and the modules below it and the test adapter say more of
+    // its words.
+    let conn = "defmodule Plug.Conn do\n  @moduledoc \"The request and its response.\"\n  defstruct host: \"www.example.com\", method: \"GET\", status: nil\n\n  def halt(%Plug.Conn{} = conn), do: %{conn | halted: true}\nend\n";
+    let query = "defmodule Plug.Conn.Query do\n  @moduledoc \"Decodes the query string of an HTTP connection.\"\n\n  def decode(query, conn) do\n    # the HTTP connection query: a Plug.Conn field, decoded for the connection\n    String.split(query, \"&\") |> Enum.map(&decode_pair(&1, conn))\n  end\n\n  def decode_pair(pair, conn), do: {pair, conn}\nend\n";
+    let adapter = "defmodule Plug.Adapters.Test.Conn do\n  @moduledoc \"A test connection: builds a Plug.Conn struct for tests.\"\n\n  def conn(method, path), do: %Plug.Conn{method: method, host: path}\nend\n";
+    let repo = lexical_repo(&[
+        ("lib/plug/conn.ex", conn),
+        ("lib/plug/conn/query.ex", query),
+        ("lib/plug/adapters/test/conn.ex", adapter),
+    ]);
+    let ids = ranked(
+        repo.path(),
+        "Plug.Conn struct and HTTP connection representation",
+    );
+    assert_eq!(ids[0], "lib/plug/conn.ex::Plug.Conn", "{ids:?}");
+}

@@ -277,6 +277,40 @@ fn javascript_ruby_c_cpp_entities_and_calls() {
     );
 }
 
+/// `defineGetter(req, 'ip', function ip() {…})`: a named function handed to a call is a
+/// definition, documented by the comment above the call.
+#[test]
+fn a_named_function_handed_to_a_call_is_a_documented_definition() {
+    let a = analyse_files(&[(
+        "request.js",
+        "var req = {};\n\n/**\n * The remote address, through trusted proxies.\n */\n\n\
+         defineGetter(req, 'ip', function ip() {\n  return proxyaddr(this);\n});\n\n\
+         items.forEach(function (item) { use(item); });\n",
+    )]);
+    let ip = entity(&a, "request.js::ip");
+    assert_eq!(ip.kind, EntityKind::Function);
+    assert_eq!(
+        ip.doc.as_deref(),
+        Some("The remote address, through trusted proxies.")
+    );
+    let functions = a.parsed[0]
+        .entities
+        .iter()
+        .filter(|e| e.kind == EntityKind::Function)
+        .count();
+    assert_eq!(functions, 1, "an anonymous callback is not a definition");
+
+    let headed = analyse_files(&[(
+        "first.js",
+        "/**\n * Licensed under MIT.\n */\n\nfunction first() {}\n",
+    )]);
+    assert_eq!(
+        entity(&headed, "first.js::first").doc,
+        None,
+        "a file's leading block, a blank line below, is the file's doc"
+    );
+}
+
 #[test]
 fn markdown_sections_nest_by_heading_level() {
     let a = analyse("markdown");

@@ -222,7 +222,9 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
             } else {
                 end.row
             };
-            if end_row + 1 < expected_row {
+            if end_row + 1 < expected_row
+                && !(parts.is_empty() && is_spaced_doc_block(sibling, src, end_row, expected_row))
+            {
                 break;
             }
             parts.push(text_of(sibling, src).into_owned());
@@ -237,6 +239,15 @@ fn preceding_comments(node: Node, src: &[u8], spec: &LanguageSpec) -> Option<Str
     }
     parts.reverse();
     Some(clean_comment(&parts.join("\n")))
+}
+
+/// A `/** … */` block one blank line above a definition still documents it (Express writes
+/// every JSDoc that way), unless it opens the file: a file's leading block followed by a blank
+/// line is the file's doc.
+fn is_spaced_doc_block(comment: Node, src: &[u8], end_row: usize, def_row: usize) -> bool {
+    end_row + 2 == def_row
+        && comment.prev_sibling().is_some()
+        && text_of(comment, src).starts_with("/**")
 }
 
 /// The comment a non-comment node ends with, if any.

@@ -72,6 +72,9 @@ const ECMA_WRAPPERS: &[&str] = &[
     "lexical_declaration",
     "variable_declaration",
     "expression_statement",
+    // A named function handed to a call is documented above the call's statement.
+    "arguments",
+    "call_expression",
 ];
 
 fn python() -> tree_sitter::Language {

@@ -231,13 +231,31 @@ impl FileIndex {
         self.bm25.keys()
     }
 
-    /// How telling a (folded) word is when a path spells it: BM25's inverse document
-    /// frequency over the files' path words (a folder every path goes through tells nothing).
-    pub fn path_word_weight(&self, word: &str) -> f64 {
+    /// How telling a (folded) word is when a path spells it — with `stems`, a path word that
+    /// begins it spells it too ([`spells`]): BM25's inverse document frequency over the files'
+    /// path words (a folder every path goes through tells nothing).
+    pub fn path_word_weight(&self, word: &str, stems: bool) -> f64 {
         let files = self.bm25.keys().len() as f64;
-        let spelled = self.path_word_files.get(word).copied().unwrap_or(0) as f64;
+        let spelled: u32 = if stems {
+            stems_of(word)
+                .filter_map(|stem| self.path_word_files.get(stem))
+                .sum()
+        } else {
+            self.path_word_files.get(word).copied().unwrap_or(0)
+        };
+        let spelled = f64::from(spelled).min(files);
         (1.0 + (files - spelled + 0.5) / (spelled + 0.5)).ln()
     }
+}
+
+/// The path words that spell `word` ([`spells`]): the word itself and its beginnings of at
+/// least [`MIN_STEM`] letters.
+fn stems_of(word: &str) -> impl Iterator<Item = &str> {
+    word.char_indices()
+        .map(|(i, _)| i)
+        .skip(MIN_STEM)
+        .map(move |end| &word[..end])
+        .chain(std::iter::once(word))
 }
 
 /// A word folded for comparing with path words: lower case, a plural `s` dropped, and the
@@ -254,6 +272,21 @@ pub fn fold_word(word: &str) -> String {
         "helper" | "utility" | "utilitie" => "util".to_string(),
         _ => folded,
     }
+}
+
+/// A path word shorter than this stands only for itself; from this length on it also stands
+/// for the question words it begins (see [`spells`]). Code search NDCG@10 over 21
+/// repositories, lexical (2026-12-02): whole words only 0.846; from 3 letters 0.853, from 4
+/// 0.854 (`str` took "string" to `StrTokenizer`); either direction (a question word that
+/// begins a path word too, "json" for `jsonrep`) 0.855 but one change description fewer first.
+const MIN_STEM: usize = 4;
+
+/// Whether a (folded) path word stands for a (folded) question word: the same word, or a path
+/// word of at least [`MIN_STEM`] letters that begins it. Paths abbreviate and keep the stem
+/// (`impl` for "implementations", `conn` for "connection", `attr` for "attributes", `strip`
+/// for "stripping", `distill` for "distilled").
+pub fn spells(path_word: &str, word: &str) -> bool {
+    path_word == word || (path_word.len() >= MIN_STEM && word.starts_with(path_word))
 }
 
 /// The words a path spells: its file name without extension and its last three folders,
@@ -356,6 +389,25 @@ mod tests {
         for helper in ["helpers", "Utils", "utility", "utilities"] {
             assert_eq!(fold_word(helper), "util", "{helper}");
         }
+    }
+
+    #[test]
+    fn a_path_word_spells_the_question_words_it_begins() {
+        assert!(spells("impl", "implementation"));
+        assert!(spells("strip", "stripping"));
+        assert!(spells("str", "str"));
+        assert!(
+            !spells("str", "string"),
+            "three letters stand only for themselves"
+        );
+        assert!(
+            !spells("loader", "load"),
+            "a question word does not stand for longer ones"
+        );
+        assert!(!spells("parser", "parsing"));
+        let stems: Vec<&str> = stems_of("impls").collect();
+        assert_eq!(stems, ["impl", "impls"]);
+        assert!(stems_of("strip").all(|stem| spells(stem, "strip")));
     }
 
     use super::*;

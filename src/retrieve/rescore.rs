@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::files::{fold_word, spelled_words};
+use super::files::{fold_word, spelled_words, spells};
 use super::generation::LoadedGeneration;
 use super::question::{QueryShape, Question};
 use super::rank::{Hit, places_in_file};
@@ -159,10 +159,24 @@ fn definitions<'g>(
     symbol: &Symbol,
     about_tests: bool,
 ) -> Vec<&'g Entity> {
-    let mut found: Vec<&Entity> = generation
-        .entities_named(&symbol.name)
-        .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
+    let outside_tests =
+        |e: &&Entity| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path));
+    // A definition named by the whole written form (Elixir's `defmodule Plug.Conn`) is the one.
+    let whole = symbol
+        .qualifier
+        .as_ref()
+        .map(|qualifier| format!("{qualifier}.{}", symbol.name));
+    let mut found: Vec<&Entity> = whole
+        .iter()
+        .flat_map(|name| generation.entities_named(name))
+        .filter(outside_tests)
         .collect();
+    if found.is_empty() {
+        found = generation
+            .entities_named(&symbol.name)
+            .filter(outside_tests)
+            .collect();
+    }
     if let Some(qualifier) = &symbol.qualifier {
         let last = qualifier
             .rsplit('.')
@@ -263,24 +277,26 @@ fn boost_definitions(
 
 /// Hits of files whose name or folders spell the sentence's words gain up to
 /// `PATH_WORDS_BOOST` best scores: the share of the question's word weight (inverse
-/// frequency among paths) that the path spells.
+/// frequency among paths) that the path spells. A compound identifier's whole
+/// (`pixel_data_handlers`) is spelled only whole: its parts are words of their own.
 fn boost_path_words(
     generation: &LoadedGeneration,
     question: &Question,
     hits: &mut [Hit],
     best: f64,
 ) {
-    let mut words: Vec<String> = question
+    let compounds = compound_wholes(&question.text);
+    let mut words: Vec<(String, bool)> = question
         .words
         .iter()
         .filter(|w| w.len() > 2)
-        .map(|w| fold_word(w))
+        .map(|w| (fold_word(w), !compounds.contains(w)))
         .collect();
     words.sort();
     words.dedup();
     let weights: Vec<f64> = words
         .iter()
-        .map(|w| generation.files.path_word_weight(w))
+        .map(|(w, stems)| generation.files.path_word_weight(w, *stems))
         .collect();
     let total: f64 = weights.iter().sum();
     if total <= 0.0 {
@@ -294,13 +310,26 @@ fn boost_path_words(
             let matched: f64 = words
                 .iter()
                 .zip(&weights)
-                .filter(|(w, _)| spelled.contains(w))
+                .filter(|((w, stems), _)| {
+                    spelled
+                        .iter()
+                        .any(|p| if *stems { spells(p, w) } else { p == w })
+                })
                 .map(|(_, weight)| weight)
                 .sum();
             matched / total
         });
         hit.score += best * PATH_WORDS_BOOST * share;
     }
+}
+
+/// The lower-cased wholes of the compound identifiers a text writes (`pixel_data_handlers`,
+/// `httpclient` for `HttpClient`).
+fn compound_wholes(text: &str) -> std::collections::HashSet<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| split_identifier(word).len() > 1)
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// A file's best hit gains `COHERENCE_SHARE` best scores times the file's summed score over
@@ -410,6 +439,14 @@ fn decay_repeats(generation: &LoadedGeneration, hits: &mut [Hit]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compound_identifiers_are_told_from_plain_words() {
+        let wholes = compound_wholes("Fix docstring for pixel_data_handlers and HttpClient");
+        let mut wholes: Vec<&str> = wholes.iter().map(String::as_str).collect();
+        wholes.sort();
+        assert_eq!(wholes, ["httpclient", "pixel_data_handlers"]);
+    }
 
     #[test]
     fn symbols_are_split_into_qualifier_and_name() {

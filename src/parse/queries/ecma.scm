@@ -9,6 +9,10 @@
 (assignment_expression
   left: (member_expression property: (property_identifier) @name)
   right: [(arrow_function) (function_expression)]) @def.function
+; A named function handed to a call is defined there: `defineGetter(req, 'ip', function ip() {…})`,
+; `router.use(function logger(req, res, next) {…})`.
+(call_expression
+  arguments: (arguments (function_expression name: (identifier) @name) @def.function))
 
 (call_expression
   function: [
