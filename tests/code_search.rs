@@ -296,3 +296,43 @@ fn a_module_named_by_its_whole_dotted_name_is_its_definition() {
     );
     assert_eq!(ids[0], "lib/plug/conn.ex::Plug.Conn", "{ids:?}");
 }
+
+#[test]
+fn a_file_whose_whole_name_the_question_spells_ranks_above_a_longer_namesake() {
+    // commons-lang's shape: `ReflectionToStringBuilder` says "to string builder" as often as
+    // `ToStringBuilder` and more in its code, but only the second is all the question asks.
+    let plain = "package lang.builder;\n\n/** Assists in implementing toString methods. */\npublic class ToStringBuilder {\n    private final StringBuffer buffer = new StringBuffer();\n\n    public ToStringBuilder append(String fieldName, Object value) {\n        buffer.append(fieldName).append('=').append(value).append(',');\n        return this;\n    }\n\n    public String build() {\n        return buffer.toString();\n    }\n}\n";
+    let reflective = "package lang.builder;\n\n/** Builds a toString description of an object through reflection: every field's toString. */\npublic class ReflectionToStringBuilder extends ToStringBuilder {\n    public static String toString(Object object) {\n        // the toString of each field, read by reflection, for a readable description\n        return new ReflectionToStringBuilder().describe(object).toString();\n    }\n\n    ReflectionToStringBuilder describe(Object object) {\n        for (java.lang.reflect.Field field : object.getClass().getDeclaredFields()) {\n            append(field.getName(), field.toString());\n        }\n        return this;\n    }\n}\n";
+    let others: Vec<(String, String)> = [
+        "math/Fraction",
+        "math/NumberUtils",
+        "time/DateUtils",
+        "time/StopWatch",
+        "text/WordUtils",
+        "text/StrTokenizer",
+    ]
+    .iter()
+    .map(|name| {
+        let class = name.rsplit('/').next().unwrap();
+        (
+            format!("src/{name}.java"),
+            format!("package lang;\n\n/** Operations on values. */\npublic class {class} {{\n    public static int apply(int value) {{\n        return value + 1;\n    }}\n}}\n"),
+        )
+    })
+    .collect();
+    let mut files: Vec<(&str, &str)> = others
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    files.push(("src/builder/ToStringBuilder.java", plain));
+    files.push(("src/builder/ReflectionToStringBuilder.java", reflective));
+    let repo = lexical_repo(&files);
+    let ids = ranked(
+        repo.path(),
+        "to string builder for readable object descriptions",
+    );
+    assert_eq!(
+        ids[0], "src/builder/ToStringBuilder.java::ToStringBuilder",
+        "{ids:?}"
+    );
+}

@@ -289,6 +289,17 @@ pub fn spells(path_word: &str, word: &str) -> bool {
     path_word == word || (path_word.len() >= MIN_STEM && word.starts_with(path_word))
 }
 
+/// The words of a file's name without its extension (`ToStringBuilder.java` → to, string,
+/// builder), folded ([`fold_word`]).
+pub fn stem_words(path: &str) -> Vec<String> {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    crate::text::split_identifier(stem)
+        .iter()
+        .map(|w| fold_word(w))
+        .collect()
+}
+
 /// The words a path spells: its file name without extension and its last three folders,
 /// split into identifier parts and folded ([`fold_word`]).
 pub fn spelled_words(path: &str) -> Vec<String> {
