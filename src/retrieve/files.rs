@@ -303,14 +303,14 @@ pub fn stem_words(path: &str) -> Vec<String> {
 /// The words a path spells: its file name without extension and its last three folders,
 /// split into identifier parts and folded ([`fold_word`]).
 pub fn spelled_words(path: &str) -> Vec<String> {
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let file = segments.pop().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    let folders = segments.iter().rev().take(3).copied();
-    std::iter::once(stem)
-        .chain(folders)
-        .flat_map(crate::text::split_identifier)
-        .map(|w| fold_word(&w))
+    let folders = path.split('/').rev().skip(1).take(3);
+    stem_words(path)
+        .into_iter()
+        .chain(
+            folders
+                .flat_map(crate::text::split_identifier)
+                .map(|w| fold_word(&w)),
+        )
         .collect()
 }
 

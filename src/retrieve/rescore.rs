@@ -285,14 +285,51 @@ fn boost_definitions(
 /// Hits of files whose name or folders spell the sentence's words gain up to
 /// `PATH_WORDS_BOOST` best scores: the share of the question's word weight (inverse
 /// frequency among paths) that the path spells, [`WHOLE_NAME_FACTOR`] times that when the
-/// question spells the file's whole name. A compound identifier's whole
-/// (`pixel_data_handlers`) is spelled only whole: its parts are words of their own.
+/// question spells the file's whole name.
 fn boost_path_words(
     generation: &LoadedGeneration,
     question: &Question,
     hits: &mut [Hit],
     best: f64,
 ) {
+    let asked = asked_words(generation, question);
+    let total: f64 = asked.iter().map(|a| a.weight).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let mut by_path: HashMap<&str, f64> = HashMap::new();
+    for hit in hits.iter_mut() {
+        let path = generation.chunks[hit.chunk].path.as_str();
+        let share = *by_path
+            .entry(path)
+            .or_insert_with(|| path_share(path, &asked) / total);
+        hit.score += best * PATH_WORDS_BOOST * share;
+    }
+}
+
+/// A word of the question as path words are compared with it.
+struct AskedWord {
+    /// Folded ([`fold_word`]).
+    word: String,
+    /// Whether a path word that begins it spells it ([`spells`]): not for a compound
+    /// identifier's whole (`pixel_data_handlers`), whose parts are words of their own.
+    stems: bool,
+    /// How rare the paths spelling it are ([`super::files::FileIndex::path_word_weight`]).
+    weight: f64,
+}
+
+impl AskedWord {
+    fn spelled_by(&self, path_word: &str) -> bool {
+        if self.stems {
+            spells(path_word, &self.word)
+        } else {
+            path_word == self.word
+        }
+    }
+}
+
+/// The question's words of three letters or more, each once, weighed.
+fn asked_words(generation: &LoadedGeneration, question: &Question) -> Vec<AskedWord> {
     let compounds = compound_wholes(&question.text);
     let mut words: Vec<(String, bool)> = question
         .words
@@ -302,41 +339,31 @@ fn boost_path_words(
         .collect();
     words.sort();
     words.dedup();
-    let weights: Vec<f64> = words
+    words
+        .into_iter()
+        .map(|(word, stems)| AskedWord {
+            weight: generation.files.path_word_weight(&word, stems),
+            word,
+            stems,
+        })
+        .collect()
+}
+
+/// The question word weight a path spells, times [`WHOLE_NAME_FACTOR`] when every word of
+/// the file's name (of three letters or more) is asked.
+fn path_share(path: &str, asked: &[AskedWord]) -> f64 {
+    let spelled = spelled_words(path);
+    let matched: f64 = asked
         .iter()
-        .map(|(w, stems)| generation.files.path_word_weight(w, *stems))
+        .filter(|a| spelled.iter().any(|p| a.spelled_by(p)))
+        .map(|a| a.weight)
+        .sum();
+    let name: Vec<String> = stem_words(path)
+        .into_iter()
+        .filter(|p| p.len() > 2)
         .collect();
-    let total: f64 = weights.iter().sum();
-    if total <= 0.0 {
-        return;
-    }
-    let mut by_path: HashMap<&str, f64> = HashMap::new();
-    for hit in hits.iter_mut() {
-        let path = generation.chunks[hit.chunk].path.as_str();
-        let share = *by_path.entry(path).or_insert_with(|| {
-            let spelled = spelled_words(path);
-            let spells_word = |p: &String, (w, stems): &(String, bool)| {
-                if *stems { spells(p, w) } else { p == w }
-            };
-            let matched: f64 = words
-                .iter()
-                .zip(&weights)
-                .filter(|(word, _)| spelled.iter().any(|p| spells_word(p, word)))
-                .map(|(_, weight)| weight)
-                .sum();
-            let name: Vec<String> = stem_words(path)
-                .into_iter()
-                .filter(|p| p.len() > 2)
-                .collect();
-            let name_spelled = !name.is_empty()
-                && name
-                    .iter()
-                    .all(|p| words.iter().any(|word| spells_word(p, word)));
-            let factor = if name_spelled { WHOLE_NAME_FACTOR } else { 1.0 };
-            matched / total * factor
-        });
-        hit.score += best * PATH_WORDS_BOOST * share;
-    }
+    let whole_name = !name.is_empty() && name.iter().all(|p| asked.iter().any(|a| a.spelled_by(p)));
+    matched * if whole_name { WHOLE_NAME_FACTOR } else { 1.0 }
 }
 
 /// The lower-cased wholes of the compound identifiers a text writes (`pixel_data_handlers`,
