@@ -263,7 +263,12 @@ pub async fn rank(
     }
     let files = pool_files(generation, question, &mut hits, frame_files);
     if plan.rescores() {
-        super::rescore::rescore(generation, question, &mut hits);
+        super::rescore::rescore(
+            generation,
+            question,
+            mode == RetrievalMode::Hybrid,
+            &mut hits,
+        );
     }
     hits.sort_by(|a, b| {
         b.score

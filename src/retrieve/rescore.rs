@@ -37,6 +37,11 @@ const PATH_WORDS_BOOST: f64 = 1.0;
 /// 0.867 / 0.866 NDCG@10; change descriptions unchanged at Acc@5 (53.4 → 54.0 / 53.4 at Acc@1
 /// with 2 / 3).
 const WHOLE_NAME_FACTOR: f64 = 3.0;
+/// The whole-name factor when vectors ranked too: they already find the file that is about
+/// the question, and 3 churned (17 questions up, 26 down). With the model (2026-12-02):
+/// 1 / 1.5 / 2 / 3 → 0.884 / 0.887 / 0.887 / 0.886 NDCG@10; change descriptions Acc@1 53.4 /
+/// 54.0 / – / 53.4, Acc@5 81.8 throughout.
+const WHOLE_NAME_FACTOR_WITH_VECTORS: f64 = 1.5;
 /// A file's best hit gains this share of the file's summed score over the best file's
 /// (0.1 / 0.3 / 0.6 → 0.829 / 0.838 / 0.843 with the path boost at 1.0).
 const COHERENCE_SHARE: f64 = 0.6;
@@ -48,8 +53,14 @@ const COPY_PRIOR: f64 = 0.3;
 /// → 0.828 / 0.831 / 0.834: kept at semble's 0.5, the gain is within one query's noise).
 const REPEAT_DECAY: f64 = 0.5;
 
-/// Re-scores `hits` in place for a one-line question (reports are returned unchanged).
-pub fn rescore(generation: &LoadedGeneration, question: &Question, hits: &mut Vec<Hit>) {
+/// Re-scores `hits` in place for a one-line question (reports are returned unchanged);
+/// `hybrid` when vectors ranked too.
+pub fn rescore(
+    generation: &LoadedGeneration,
+    question: &Question,
+    hybrid: bool,
+    hits: &mut Vec<Hit>,
+) {
     if question.long || hits.is_empty() {
         return;
     }
@@ -59,7 +70,7 @@ pub fn rescore(generation: &LoadedGeneration, question: &Question, hits: &mut Ve
     }
     boost_definitions(generation, question, hits, best);
     if question.shape != QueryShape::Identifier {
-        boost_path_words(generation, question, hits, best);
+        boost_path_words(generation, question, hybrid, hits, best);
     }
     add_coherence(generation, question, hits, best);
     demote_copies(generation, question, hits);
@@ -285,14 +296,21 @@ fn boost_definitions(
 /// Hits of files whose name or folders spell the sentence's words gain up to
 /// `PATH_WORDS_BOOST` best scores: the share of the question's word weight (inverse
 /// frequency among paths) that the path spells, [`WHOLE_NAME_FACTOR`] times that when the
-/// question spells the file's whole name.
+/// question spells the file's whole name ([`WHOLE_NAME_FACTOR_WITH_VECTORS`] on the hybrid
+/// plane).
 fn boost_path_words(
     generation: &LoadedGeneration,
     question: &Question,
+    hybrid: bool,
     hits: &mut [Hit],
     best: f64,
 ) {
     let asked = asked_words(generation, question);
+    let whole_factor = if hybrid {
+        WHOLE_NAME_FACTOR_WITH_VECTORS
+    } else {
+        WHOLE_NAME_FACTOR
+    };
     let total: f64 = asked.iter().map(|a| a.weight).sum();
     if total <= 0.0 {
         return;
@@ -302,7 +320,7 @@ fn boost_path_words(
         let path = generation.chunks[hit.chunk].path.as_str();
         let share = *by_path
             .entry(path)
-            .or_insert_with(|| path_share(path, &asked) / total);
+            .or_insert_with(|| path_share(path, &asked, whole_factor) / total);
         hit.score += best * PATH_WORDS_BOOST * share;
     }
 }
@@ -349,9 +367,9 @@ fn asked_words(generation: &LoadedGeneration, question: &Question) -> Vec<AskedW
         .collect()
 }
 
-/// The question word weight a path spells, times [`WHOLE_NAME_FACTOR`] when every word of
-/// the file's name (of three letters or more) is asked.
-fn path_share(path: &str, asked: &[AskedWord]) -> f64 {
+/// The question word weight a path spells, times `whole_factor` when every word of the
+/// file's name (of three letters or more) is asked.
+fn path_share(path: &str, asked: &[AskedWord], whole_factor: f64) -> f64 {
     let spelled = spelled_words(path);
     let matched: f64 = asked
         .iter()
@@ -363,7 +381,7 @@ fn path_share(path: &str, asked: &[AskedWord]) -> f64 {
         .filter(|p| p.len() > 2)
         .collect();
     let whole_name = !name.is_empty() && name.iter().all(|p| asked.iter().any(|a| a.spelled_by(p)));
-    matched * if whole_name { WHOLE_NAME_FACTOR } else { 1.0 }
+    matched * if whole_name { whole_factor } else { 1.0 }
 }
 
 /// The lower-cased wholes of the compound identifiers a text writes (`pixel_data_handlers`,
