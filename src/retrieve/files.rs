@@ -300,17 +300,23 @@ pub fn stem_words(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// The words a path spells: its file name without extension and its last three folders,
-/// split into identifier parts and folded ([`fold_word`]).
-pub fn spelled_words(path: &str) -> Vec<String> {
-    let folders = path.split('/').rev().skip(1).take(3);
+/// The words of a path's last three folders, split into identifier parts and folded
+/// ([`fold_word`]).
+pub fn folder_words(path: &str) -> impl Iterator<Item = String> + '_ {
+    path.split('/')
+        .rev()
+        .skip(1)
+        .take(3)
+        .flat_map(crate::text::split_identifier)
+        .map(|w| fold_word(&w))
+}
+
+/// The words a path spells: its file name without extension ([`stem_words`]) and its last
+/// three folders ([`folder_words`]).
+fn spelled_words(path: &str) -> Vec<String> {
     stem_words(path)
         .into_iter()
-        .chain(
-            folders
-                .flat_map(crate::text::split_identifier)
-                .map(|w| fold_word(&w)),
-        )
+        .chain(folder_words(path))
         .collect()
 }
 

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::files::{fold_word, spelled_words, spells, stem_words};
+use super::files::{fold_word, folder_words, spells, stem_words};
 use super::generation::LoadedGeneration;
 use super::question::{QueryShape, Question};
 use super::rank::{Hit, places_in_file};
@@ -370,17 +370,16 @@ fn asked_words(generation: &LoadedGeneration, question: &Question) -> Vec<AskedW
 /// The question word weight a path spells, times `whole_factor` when every word of the
 /// file's name (of three letters or more) is asked.
 fn path_share(path: &str, asked: &[AskedWord], whole_factor: f64) -> f64 {
-    let spelled = spelled_words(path);
+    let name = stem_words(path);
+    let folders: Vec<String> = folder_words(path).collect();
     let matched: f64 = asked
         .iter()
-        .filter(|a| spelled.iter().any(|p| a.spelled_by(p)))
+        .filter(|a| name.iter().chain(&folders).any(|p| a.spelled_by(p)))
         .map(|a| a.weight)
         .sum();
-    let name: Vec<String> = stem_words(path)
-        .into_iter()
-        .filter(|p| p.len() > 2)
-        .collect();
-    let whole_name = !name.is_empty() && name.iter().all(|p| asked.iter().any(|a| a.spelled_by(p)));
+    let mut asked_name = name.iter().filter(|p| p.len() > 2).peekable();
+    let whole_name =
+        asked_name.peek().is_some() && asked_name.all(|p| asked.iter().any(|a| a.spelled_by(p)));
     matched * if whole_name { whole_factor } else { 1.0 }
 }
 
