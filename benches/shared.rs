@@ -13,8 +13,8 @@ use std::time::Instant;
 use common::{QUESTIONS, bench_store, percentile, query_ms};
 use knowcode::config::Config;
 use knowcode::index::{self, IndexOptions, NoProgress};
+use knowcode::load::GenerationCache;
 use knowcode::retrieve::Retriever;
-use knowcode::retrieve::generation::GenerationCache;
 use knowcode::store::Store;
 use knowcode::store::shared::SharedStore;
 

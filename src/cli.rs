@@ -588,8 +588,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Export(args) => {
             let cache = match shared_store(&args.store)? {
-                Some(shared) => knowcode::retrieve::generation::GenerationCache::shared(shared),
-                None => knowcode::retrieve::generation::GenerationCache::new(args.store.clone()),
+                Some(shared) => knowcode::load::GenerationCache::shared(shared),
+                None => knowcode::load::GenerationCache::new(args.store.clone()),
             };
             let result = async {
                 let generation = cache.current().await?;

@@ -2,8 +2,9 @@
 //!
 //! The modules follow the pipeline data flows through:
 //! `walk → parse → graph → chunk → embed → store` (driven by [`index`], whose build stages
-//! also write each generation's quality report and git history), then `retrieve` and `serve`
-//! on the read side, and `ops` for running an index (doctor, history, export, watch, ask,
+//! also write each generation's quality report and git history), then on the read side `load`
+//! (the current generation opened, overlaid and checked for freshness), `retrieve` (ranking and
+//! packing) and `serve`, and `ops` for running an index (doctor, history, export, watch, ask,
 //! eval), which only reads what the build stored. `config` and `error` are shared by all of them.
 //! Nothing in the library writes to stdout: the CLI in `main.rs` owns stdout.
 
@@ -13,6 +14,7 @@ pub mod embed;
 pub mod error;
 pub mod graph;
 pub mod index;
+pub mod load;
 pub mod ops;
 pub mod parse;
 pub mod retrieve;

@@ -3,7 +3,7 @@
 //! literals are not code and are skipped. Also: only `store/` talks to LanceDB and Arrow, and
 //! library functions return typed errors (no `String` errors, no public `anyhow::Result`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Each module and the modules it may use. Layers, bottom up: foundation (`error`, `text`,
@@ -12,6 +12,8 @@ use std::path::Path;
 /// reads what `store` published and never builds; then the two top layers: `ops` (operating
 /// an index) and `serve` (the surfaces). `serve` calls into `ops`; `ops` knows of `serve`
 /// only its contract (`doctor --mcp` is a client of the tools and needs their names).
+/// The read side has two floors: `load` opens the current generation (overlay, freshness)
+/// and never names `retrieve`; `retrieve` ranks and packs what `load` hands it.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("text", &[]),
@@ -40,9 +42,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "retrieve",
+        "load",
         &[
             "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store", "index",
+        ],
+    ),
+    (
+        "retrieve",
+        &[
+            "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store",
+            "index", "load",
         ],
     ),
     (
@@ -58,6 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "embed",
             "store",
             "index",
+            "load",
             "retrieve",
             "serve::contract",
         ],
@@ -66,7 +76,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "serve",
         &[
             "error", "text", "config", "walk", "parse", "graph", "chunk", "embed", "store",
-            "index", "retrieve", "ops",
+            "index", "load", "retrieve", "ops",
         ],
     ),
 ];
@@ -228,4 +238,107 @@ fn library_errors_are_typed() {
         }
     }
     assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// The files of one flat module folder (its `mod.rs` left out: the surface re-exports what
+/// the files define) and, for each, the sibling files it names in code: `super::file`,
+/// `super::{file, …}` (to the end of the `use`) and `crate::<module>::file`, tests included.
+fn sibling_uses(module: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("mod.rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let path = regex::Regex::new(&format!(
+        r"\b(?:super::(?:super::)?|crate::{module}::)(\{{[^;]*|[a-z_]+)"
+    ))
+    .unwrap();
+    let word = regex::Regex::new(r"\b[a-z_]+\b").unwrap();
+    let mut uses = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(dir.join(format!("{file}.rs"))).unwrap();
+        let code: String = text.lines().map(|l| code_of(l) + "\n").collect();
+        let named: BTreeSet<String> = path
+            .captures_iter(&code)
+            .flat_map(|c| {
+                word.find_iter(c.get(1).unwrap().as_str())
+                    .map(|m| m.as_str().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|w| w != file && files.contains(w))
+            .collect();
+        uses.insert(file.clone(), named);
+    }
+    uses
+}
+
+/// A circle among `uses`, as the files walked, if there is one.
+fn circle(uses: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        file: &str,
+        uses: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|f| f == file) {
+            let mut found = path[at..].to_vec();
+            found.push(file.to_string());
+            return Some(found);
+        }
+        if done.contains(file) {
+            return None;
+        }
+        path.push(file.to_string());
+        for next in uses.get(file).into_iter().flatten() {
+            if let Some(found) = visit(next, uses, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(file.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    uses.keys()
+        .find_map(|file| visit(file, uses, &mut Vec::new(), &mut done))
+}
+
+/// Loading and ranking each read bottom up: no two files of `load/` or of `retrieve/` use
+/// each other, directly or around a longer circle, so shared types live below both users.
+#[test]
+fn the_files_of_load_and_retrieve_form_no_circles() {
+    for module in ["load", "retrieve"] {
+        let uses = sibling_uses(module);
+        assert!(uses.len() > 3, "{module}: {uses:?}");
+        assert_eq!(circle(&uses), None, "{module}");
+    }
+}
+
+/// The checker sees a circle when there is one.
+#[test]
+fn a_circle_of_files_is_found() {
+    let uses: BTreeMap<String, BTreeSet<String>> = [
+        ("rank", &["hit", "rescore"][..]),
+        ("rescore", &["rank"][..]),
+        ("hit", &[][..]),
+    ]
+    .into_iter()
+    .map(|(f, u)| (f.to_string(), u.iter().map(|s| s.to_string()).collect()))
+    .collect();
+    assert_eq!(
+        circle(&uses),
+        Some(vec!["rank".into(), "rescore".into(), "rank".into()])
+    );
+}
+
+/// `retrieve/mod.rs` is the surface and the request types, not the actions.
+#[test]
+fn the_retrieve_surface_stays_small() {
+    let surface = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/retrieve/mod.rs");
+    let lines = std::fs::read_to_string(surface).unwrap().lines().count();
+    assert!(lines <= 400, "retrieve/mod.rs has {lines} lines");
 }

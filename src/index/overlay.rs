@@ -5,7 +5,7 @@
 //! tables into a folder keyed by the base generation, the working tree and the differences, so
 //! an unchanged tree reopens it without any work. Only a checkout of the indexed repository
 //! gets one (`index::checkout` judges), and a caller may bound the files built before an
-//! answer. Merging it over the base is the reader's job (`retrieve::generation`); this module
+//! answer. Merging it over the base is the reader's job (`load::generation`); this module
 //! only builds.
 
 use std::collections::{BTreeMap, HashSet};

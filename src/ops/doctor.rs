@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::embed;
 use crate::error::{ErrorCode, KnowcodeError};
+use crate::load::GenerationCache;
 use crate::parse::IssueKind;
-use crate::retrieve::generation::GenerationCache;
 use crate::store::legacy::Readiness;
 use crate::store::shared::SharedStore;
 use crate::store::{Store, manifest::SCHEMA_VERSION};
@@ -363,7 +363,7 @@ async fn check_generation(
                     "rebuild the index",
                 );
             }
-            let freshness = crate::retrieve::freshness::check(&generation);
+            let freshness = crate::load::freshness::check(&generation);
             let status = if freshness.is_stale {
                 Status::Warn
             } else {

@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{ErrorCode, KnowcodeError};
 use crate::graph::EdgeKind;
+use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
-use crate::retrieve::generation::LoadedGeneration;
 
 pub use crate::store::legacy::KNOWLEDGE_JSON;
 /// Rows shown in the architecture overview's ranked lists.

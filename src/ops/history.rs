@@ -79,7 +79,7 @@ pub fn for_entity(history: &History, entity: &Entity, limit: usize) -> Value {
 /// `history [ENTITY]` on a loaded generation: recent commits, or the commits that touched
 /// one entity (a disambiguation list when the name is ambiguous).
 pub fn query(
-    generation: &crate::retrieve::generation::LoadedGeneration,
+    generation: &crate::load::generation::LoadedGeneration,
     target: Option<&str>,
     limit: usize,
 ) -> Result<Value, KnowcodeError> {

@@ -78,7 +78,7 @@ fn rebuild(
                 std::thread::sleep(LOCKED_RETRY)
             }
             result => {
-                crate::retrieve::freshness::invalidate();
+                crate::load::freshness::invalidate();
                 return result.map_err(|e| e.to_knowcode());
             }
         }

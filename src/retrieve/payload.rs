@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::context::Section;
-use super::freshness::Freshness;
+use super::bundle::Section;
+use super::hit::{Evidence, RetrievalMode};
 use super::profile::Direction;
-use super::{Evidence, RetrievalMode};
+use crate::load::freshness::Freshness;
 
 /// Leaves a `false` flag out of a payload.
 fn is_false(flag: &bool) -> bool {

@@ -6,7 +6,7 @@
 //! one plan instead of re-reading the question. It knows nothing of the index.
 
 use super::QueryRequest;
-use super::context::{self, Focus};
+use super::bundle::{self, Focus};
 use super::profile::{Action, ResponseProfile, TaskType, Verbosity};
 use super::question::{QueryShape, Question};
 
@@ -51,7 +51,7 @@ impl QueryPlan {
         let question = Question::read(&request.query);
         let (task, task_confidence) = match request.task_type {
             Some(task) => (task, 1.0),
-            None => context::classify(&question),
+            None => bundle::classify(&question),
         };
         let profile = ResponseProfile::new(Action::Query, task, request.verbosity);
         Self::new(

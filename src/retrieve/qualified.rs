@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::generation::LoadedGeneration;
+use crate::load::generation::LoadedGeneration;
 use crate::parse::Entity;
 
 /// JavaScript files read when following an export, at most (shallowest first).

@@ -12,14 +12,12 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
-use super::generation::LoadedGeneration;
+use super::hit::{Evidence, Hit, RankedFile, Ranking, RetrievalMode, places_in_file};
 use super::plan::QueryPlan;
-pub use super::question::QueryShape;
-use super::question::{Origin, Question, message_fragments};
+use super::question::{Origin, QueryShape, Question, message_fragments};
 use crate::error::StoreResult;
 use crate::graph::EdgeKind;
+use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
 use crate::walk::{is_generated_path, is_history_path, is_test_path};
@@ -102,73 +100,6 @@ const FILE_DECAY: f64 = 0.3;
 /// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
 const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
 const FILE_PRIOR_RAMP_WORDS: f64 = 30.0;
-
-/// How a query was answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RetrievalMode {
-    Hybrid,
-    Lexical,
-    Exact,
-}
-
-/// Why an entity ranked where it did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Evidence {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lexical_rank: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vector_rank: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature_rank: Option<u32>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub name_match: bool,
-    /// A traceback frame or `path:line` of the question lies in this entity.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub frame: bool,
-    /// An error message, quoted output or a flag of the question is written in this entity.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub message: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub graph_neighbour: bool,
-    /// The same name in a companion file of a strong hit (a header and its source).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub companion: bool,
-    /// Rank of the entity's file in the pooled file evidence.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_rank: Option<u32>,
-}
-
-/// One ranked entity with its best chunk.
-#[derive(Debug, Clone)]
-pub struct Hit {
-    pub entity_id: String,
-    /// Index into `LoadedGeneration::chunks`.
-    pub chunk: usize,
-    pub score: f64,
-    pub evidence: Evidence,
-}
-
-/// A file with its pooled evidence.
-#[derive(Debug, Clone, Serialize)]
-pub struct RankedFile {
-    pub path: String,
-    pub score: f64,
-}
-
-/// The ranked answer plus how it was produced.
-#[derive(Debug, Clone)]
-pub struct Ranking {
-    pub hits: Vec<Hit>,
-    /// Files by pooled evidence, best first (empty for exact searches).
-    pub files: Vec<RankedFile>,
-    pub mode: RetrievalMode,
-    /// Weight the lexical leg got for this query.
-    pub lexical_weight: f64,
-    pub shape: QueryShape,
-    /// Problems with one leg that did not stop the others.
-    pub errors: Vec<String>,
-}
 
 /// Ranks entities for a question. `vector` is the embedded question (None on a lexical
 /// generation).
@@ -666,29 +597,6 @@ fn lift_siblings(
 /// The folder a root-relative path is in (`""` at the root).
 fn folder_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
-/// Each hit's index with its place among its file's hits (0 = the file's best), best hit
-/// first.
-pub(super) fn places_in_file(generation: &LoadedGeneration, hits: &[Hit]) -> Vec<(usize, i32)> {
-    let mut order: Vec<usize> = (0..hits.len()).collect();
-    order.sort_by(|&a, &b| {
-        hits[b]
-            .score
-            .total_cmp(&hits[a].score)
-            .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
-    });
-    let mut seen_in_file: HashMap<&str, i32> = HashMap::new();
-    order
-        .into_iter()
-        .map(|i| {
-            let nth = seen_in_file
-                .entry(generation.chunks[hits[i].chunk].path.as_str())
-                .or_insert(0);
-            *nth += 1;
-            (i, *nth - 1)
-        })
-        .collect()
 }
 
 /// How much file evidence counts for this question, in [0, 1]: nothing for a one-sentence

@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 
-use super::files::{fold_word, folder_words, spells, stem_words};
-use super::generation::LoadedGeneration;
+use super::hit::{Hit, places_in_file};
 use super::question::{QueryShape, Question};
-use super::rank::{Hit, places_in_file};
+use crate::load::files::{fold_word, folder_words, spells, stem_words};
+use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::text::split_identifier;
 use crate::walk::is_test_path;
@@ -332,7 +332,7 @@ struct AskedWord {
     /// Whether a path word that begins it spells it ([`spells`]): not for a compound
     /// identifier's whole (`pixel_data_handlers`), whose parts are words of their own.
     stems: bool,
-    /// How rare the paths spelling it are ([`super::files::FileIndex::path_word_weight`]).
+    /// How rare the paths spelling it are ([`crate::load::files::FileIndex::path_word_weight`]).
     weight: f64,
 }
 

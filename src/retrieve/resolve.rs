@@ -2,7 +2,7 @@
 //! suffix > case-insensitive name > substring. Several equally good matches give a short
 //! disambiguation list instead of a guess.
 
-use super::generation::LoadedGeneration;
+use crate::load::generation::LoadedGeneration;
 use crate::parse::Entity;
 
 /// At most this many candidates are listed when a name is ambiguous.

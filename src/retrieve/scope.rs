@@ -217,7 +217,7 @@ pub type PackageAnswer = Sourced<QueryPayload>;
 pub struct RootFreshness {
     pub repo: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub freshness: Option<super::freshness::Freshness>,
+    pub freshness: Option<crate::load::freshness::Freshness>,
     /// Why there is no freshness: the root has no index.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
@@ -229,7 +229,7 @@ pub struct ScopedSearchPayload {
     pub results: Vec<PackageRow>,
     pub total: usize,
     /// The project's freshness.
-    pub freshness: super::freshness::Freshness,
+    pub freshness: crate::load::freshness::Freshness,
     /// Dependency indexes looked in.
     pub packages_searched: usize,
     /// Why nothing could be looked in, when so.
@@ -269,7 +269,7 @@ impl Retriever {
             let generation = repo.retriever.generation().await?;
             roots.push(RootFreshness {
                 repo: repo.repo.clone(),
-                freshness: Some(super::freshness::check(&generation)),
+                freshness: Some(crate::load::freshness::check(&generation)),
                 hint: None,
             });
         }
@@ -397,7 +397,7 @@ impl Retriever {
         }
         let freshness = match freshness {
             Some(freshness) => freshness,
-            None => super::freshness::check(&*self.generation().await?),
+            None => crate::load::freshness::check(&*self.generation().await?),
         };
         let standard = verbosity != Verbosity::Minimal;
         for (package, rest) in &named {
@@ -409,7 +409,7 @@ impl Retriever {
                 found
                     .into_iter()
                     .take(limit)
-                    .map(|e| (0, 0, source.wrap(super::search_row(e, standard)))),
+                    .map(|e| (0, 0, source.wrap(super::search::search_row(e, standard)))),
             );
         }
         rows.sort_by_key(|(rank, order, _)| (*rank, *order));
@@ -506,14 +506,14 @@ impl Retriever {
                 Ok(answer)
             }
             None if !failed.is_empty() => {
-                let freshness = super::freshness::check(&*self.generation().await?);
+                let freshness = crate::load::freshness::check(&*self.generation().await?);
                 Ok(Source::Project(self).wrap(QueryPayload::nothing(freshness, failed.join("; "))))
             }
             None => {
                 let why = indexes.hint().unwrap_or_else(|| {
                     "no dependency's definitions match the question's words: name the package (e.g. `tokio spawn`)".to_string()
                 });
-                let freshness = super::freshness::check(&*self.generation().await?);
+                let freshness = crate::load::freshness::check(&*self.generation().await?);
                 Ok(Source::Project(self).wrap(QueryPayload::nothing(freshness, why)))
             }
         }
@@ -661,7 +661,7 @@ pub struct ScopedSemanticPayload {
     #[serde(flatten)]
     pub found: ScopedHits,
     /// The project's freshness.
-    pub freshness: super::freshness::Freshness,
+    pub freshness: crate::load::freshness::Freshness,
 }
 
 /// What one ranking over several indexes found.
@@ -773,7 +773,7 @@ impl Retriever {
             .enumerate()
             .map(|(i, (score, _, mut hit))| {
                 hit.item.rank = i + 1;
-                hit.item.score = super::round4(score);
+                hit.item.score = super::answer::round4(score);
                 hit
             })
             .collect();
@@ -823,7 +823,7 @@ impl Retriever {
             .await?;
         Ok(ScopedSemanticPayload {
             found,
-            freshness: super::freshness::check(&*self.generation().await?),
+            freshness: crate::load::freshness::check(&*self.generation().await?),
         })
     }
 }
@@ -833,7 +833,7 @@ impl Retriever {
 /// names: on the docstring corpora as dependencies, 88.6 % of questions chose their package,
 /// against 83.6 % with signature views alone and 84.3 % with chunks alone).
 async fn package_closeness(
-    generation: &super::generation::LoadedGeneration,
+    generation: &crate::load::generation::LoadedGeneration,
     vector: &[f32],
 ) -> f32 {
     let views = generation

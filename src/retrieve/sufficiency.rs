@@ -9,8 +9,9 @@
 
 use serde::Serialize;
 
-use super::context::Bundle;
-use super::rank::{QueryShape, Ranking, RetrievalMode};
+use super::bundle::Bundle;
+use super::hit::{Ranking, RetrievalMode};
+use super::question::QueryShape;
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Sufficiency {
@@ -77,7 +78,7 @@ pub fn score(confidence: f64, bundles: &[Bundle]) -> Sufficiency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retrieve::context::Section;
+    use crate::retrieve::bundle::Section;
 
     fn bundle(planned: &[Section], included: &[Section]) -> Bundle {
         Bundle {
@@ -112,7 +113,7 @@ mod tests {
     }
 
     fn ranked(lexical: Option<u32>, vector: Option<u32>, signature: Option<u32>) -> Ranking {
-        use super::super::rank::{Evidence, Hit};
+        use crate::retrieve::hit::{Evidence, Hit};
         Ranking {
             hits: vec![Hit {
                 entity_id: "e".into(),

@@ -378,7 +378,7 @@ impl Service {
                         }
                     };
                     let summary = runtime.block_on(build).map_err(|e| e.to_knowcode())?;
-                    crate::retrieve::freshness::invalidate();
+                    crate::load::freshness::invalidate();
                     let mut result = serde_json::to_value(&summary).unwrap_or_default();
                     if let Value::Object(map) = &mut result {
                         map.remove("timings");
@@ -402,9 +402,8 @@ impl Service {
             "job_status" => json_result(self.jobs.status(call.text("job_id")?.as_deref())),
             "freshness" => {
                 let generation = self.retriever.generation().await?;
-                let mut payload =
-                    serde_json::to_value(crate::retrieve::freshness::check(&generation))
-                        .unwrap_or_default();
+                let mut payload = serde_json::to_value(crate::load::freshness::check(&generation))
+                    .unwrap_or_default();
                 let workspace = self.retriever.workspace_freshness().await?;
                 if !workspace.is_empty() {
                     payload["workspace"] = serde_json::to_value(workspace).unwrap_or_default();
@@ -572,7 +571,7 @@ fn job_runtime() -> Result<tokio::runtime::Runtime, KnowcodeError> {
 /// The export job: Markdown pages, `manifest.json` and `knowcode_knowledge.json`.
 fn export_job(store_dir: &Path, output: &Path) -> Result<Value, KnowcodeError> {
     let runtime = job_runtime()?;
-    let cache = crate::retrieve::generation::GenerationCache::new(store_dir.to_path_buf());
+    let cache = crate::load::GenerationCache::new(store_dir.to_path_buf());
     let generation = runtime.block_on(cache.current())?;
     crate::ops::export::export(&generation, output, true)
 }

@@ -17,9 +17,9 @@ use serde::Serialize;
 use self::mine::{IndexedTree, MineOptions, SkipReason, Task};
 use self::score::{Scores, dedup_in_order, first_relevant, median};
 use crate::error::KnowcodeError;
-use crate::retrieve::files::{Bm25, count_words, file_words};
-use crate::retrieve::generation::LoadedGeneration;
-use crate::retrieve::rank::RetrievalMode;
+use crate::load::files::{Bm25, count_words, file_words};
+use crate::load::generation::LoadedGeneration;
+use crate::retrieve::RetrievalMode;
 use crate::retrieve::{QueryRequest, Retriever, tokens};
 use crate::text::search_words;
 

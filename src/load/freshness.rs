@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::generation::LoadedGeneration;
+use super::overlay::OverlayNote;
 use crate::parse::languages::is_supported;
 use crate::store::GenerationKind;
 use crate::store::manifest::FileRecord;
@@ -46,20 +47,6 @@ pub struct Freshness {
     /// Set when the working tree's differences are not overlaid, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlay: Option<Box<OverlayNote>>,
-}
-
-/// Why answers do not go through the working tree's overlay (`reason`: `not_a_checkout` or
-/// `too_many_files`), with a hint naming what to do.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OverlayNote {
-    /// Always false: the note exists only when the overlay is not applied.
-    pub applied: bool,
-    pub reason: &'static str,
-    pub detail: String,
-    /// A server is building the overlay; answers use it once it is ready.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub building: bool,
-    pub hint: String,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use super::generation::ChunkRow;
 use crate::parse::languages::family_of;
+use crate::store::read::ChunkRow;
 use crate::text::search_words;
 use crate::walk::{is_generated_path, is_test_path};
 

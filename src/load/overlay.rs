@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::freshness::OverlayNote;
+use serde::Serialize;
+
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::KnowcodeError;
@@ -52,6 +53,20 @@ impl Parts {
             skipped: None,
         }
     }
+}
+
+/// Why answers do not go through the working tree's overlay (`reason`: `not_a_checkout` or
+/// `too_many_files`), with a hint naming what to do.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OverlayNote {
+    /// Always false: the note exists only when the overlay is not applied.
+    pub applied: bool,
+    pub reason: &'static str,
+    pub detail: String,
+    /// A server is building the overlay; answers use it once it is ready.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub building: bool,
+    pub hint: String,
 }
 
 /// What payloads say when answers do not go through the working tree's overlay (no machine
