@@ -822,3 +822,83 @@ fn a_bundled_copy_ranks_below_the_source_it_copies() {
         "{answer}"
     );
 }
+
+/// The header of the default answer's first entity: `## name (kind, path:start-end)`.
+fn first_header(payload: &Value) -> &str {
+    payload["context_text"]
+        .as_str()
+        .and_then(|t| t.lines().next())
+        .unwrap_or_default()
+}
+
+/// The entity a `path:line name` pointer of `also` names.
+fn also_names(payload: &Value) -> Vec<String> {
+    payload["also"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str()?.split_once(' ').map(|(_, n)| n.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A report quoting the error one method of a class raises: the answer is that method, and
+/// `also` points at other units rather than back at the class around it.
+#[test]
+fn a_report_quoting_an_error_is_answered_by_the_method_that_raises_it() {
+    let repo = indexed("units/python");
+    let report = "Removing stock fails although enough units are in the warehouse\n\n\
+        I add 5 units of ABC to the Stock and nothing is reserved, then `remove(\"ABC\", 5)` raises:\n\n\
+        ValueError: cannot remove 5 units of ABC: only 5 in stock\n\n\
+        Taking out exactly the units left should work; count(\"ABC\") says 5.";
+    let answer = query(repo.path(), report, &[]);
+    assert_eq!(
+        first_header(&answer),
+        "## Stock.remove (method, inventory/stock.py:15-20)",
+        "{answer}"
+    );
+    assert!(
+        !also_names(&answer).contains(&"Stock".to_string()),
+        "{answer}"
+    );
+}
+
+/// A Java stack is written innermost frame first: the method the failure surfaced in is the
+/// answer, not its caller further down the trace.
+#[test]
+fn a_java_trace_is_answered_by_its_innermost_frame() {
+    let repo = indexed("units/java");
+    let report = "NullPointerException when an invoice has a line whose category has no tax rate\n\n\
+        Exception in thread \"main\" java.lang.NullPointerException\n\
+        \tat com.acme.billing.InvoiceService.applyTax(InvoiceService.java:23)\n\
+        \tat com.acme.billing.InvoiceService.total(InvoiceService.java:17)\n\
+        \tat com.acme.app.Main.main(Main.java:8)\n";
+    let answer = query(repo.path(), report, &["--verbosity", "verbose"]);
+    assert_eq!(
+        first_entity(&answer),
+        "src/main/java/com/acme/billing/InvoiceService.java::InvoiceService.applyTax",
+        "{answer}"
+    );
+    assert_eq!(answer["evidence"][0]["signals"]["frame"], true, "{answer}");
+}
+
+/// A change description of one method's behaviour in a class of many: the method is the
+/// answer and the class is not spent on a pointer.
+#[test]
+fn a_change_to_one_method_of_a_large_class_is_answered_by_that_method() {
+    let repo = indexed("units/typescript");
+    let change = "Setting a key the cache already holds must not evict the oldest entry: when \
+        the key is present, set replaces its value and makes it the most recently used without \
+        evicting anything";
+    let answer = query(repo.path(), change, &[]);
+    assert_eq!(
+        first_header(&answer),
+        "## LruCache.set (method, src/cache.ts:18-24)",
+        "{answer}"
+    );
+    assert!(
+        !also_names(&answer).contains(&"LruCache".to_string()),
+        "{answer}"
+    );
+}

@@ -101,6 +101,24 @@ pub fn file_words<'a>(
     words
 }
 
+/// Term statistics of each function and method (a unit: what a fix edits), keyed by entity
+/// id: the unit's chunks' words plus its path's words, as BM25 over functions reads them. A
+/// report names the identifiers, messages and values of the code it is about; among the units
+/// of the files the evidence points at, the one whose own text holds most of them is likelier
+/// than the class or module around it.
+pub fn unit_index(chunks: &[ChunkRow]) -> Bm25 {
+    let mut position: HashMap<&str, usize> = HashMap::new();
+    let mut units: Vec<(String, HashMap<String, u32>)> = Vec::new();
+    for chunk in chunks.iter().filter(|c| c.kind.is_unit()) {
+        let unit = *position.entry(chunk.entity_id.as_str()).or_insert_with(|| {
+            units.push((chunk.entity_id.clone(), file_words(&chunk.path, [])));
+            units.len() - 1
+        });
+        count_words(&mut units[unit].1, &chunk.text);
+    }
+    Bm25::build(units)
+}
+
 /// Whole-file term statistics of one generation.
 #[derive(Debug, Default)]
 pub struct FileIndex {

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::files::FileIndex;
+use super::files::{Bm25, FileIndex, unit_index};
 use super::overlay::{OverlayNote, Parts};
 use crate::graph::{Edge, EdgeKind};
 use crate::index::overlay::Skip;
@@ -38,6 +38,8 @@ pub struct LoadedGeneration {
     pub signature_views: SignatureViews,
     /// Whole-file term statistics for the file-evidence leg.
     pub files: FileIndex,
+    /// Per-unit (function and method) term statistics for the unit leg of reports.
+    pub units: Bm25,
     pub entities: Vec<Entity>,
     pub edges: Vec<Edge>,
     pub chunks: Vec<ChunkRow>,
@@ -180,6 +182,7 @@ impl LoadedGeneration {
             overlay_building: false,
             signature_views: SignatureViews::new(decoded.signature_views),
             files: FileIndex::build(&decoded.chunks),
+            units: unit_index(&decoded.chunks),
             entities: decoded.entities,
             edges: decoded.edges,
             chunks: decoded.chunks,

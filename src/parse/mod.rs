@@ -85,6 +85,11 @@ impl EntityKind {
         self.is_prose() || self == EntityKind::Text
     }
 
+    /// Function and method: the units code is edited in.
+    pub fn is_unit(self) -> bool {
+        matches!(self, EntityKind::Function | EntityKind::Method)
+    }
+
     /// Module, document and text: one per file.
     pub fn is_file_level(self) -> bool {
         matches!(

@@ -42,6 +42,9 @@ pub struct Evidence {
     /// The same name in a companion file of a strong hit (a header and its source).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub companion: bool,
+    /// Rank of the unit (function or method) by BM25 over units' own text (reports only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_rank: Option<u32>,
     /// Rank of the entity's file in the pooled file evidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_rank: Option<u32>,
@@ -79,13 +82,20 @@ pub struct Ranking {
 }
 
 /// Each hit's index with its place among its file's hits (0 = the file's best), best hit
-/// first.
-pub fn places_in_file(generation: &LoadedGeneration, hits: &[Hit]) -> Vec<(usize, i32)> {
+/// first. With `units_first`, a file's functions and methods take its first places and its
+/// types and module code the places after them: a report's fix edits a unit, so the file's
+/// evidence goes to the unit that holds it rather than to the class around it.
+pub fn places_in_file(
+    generation: &LoadedGeneration,
+    hits: &[Hit],
+    units_first: bool,
+) -> Vec<(usize, i32)> {
+    let container = |i: usize| units_first && !generation.chunks[hits[i].chunk].kind.is_unit();
     let mut order: Vec<usize> = (0..hits.len()).collect();
     order.sort_by(|&a, &b| {
-        hits[b]
-            .score
-            .total_cmp(&hits[a].score)
+        container(a)
+            .cmp(&container(b))
+            .then_with(|| hits[b].score.total_cmp(&hits[a].score))
             .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
     });
     let mut seen_in_file: HashMap<&str, i32> = HashMap::new();

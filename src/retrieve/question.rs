@@ -309,6 +309,8 @@ struct FrameSyntax {
     /// The frame names only the file and its function's package gives the folders (Java:
     /// `com.foo.Bar.baz` in `Bar.java` is `com/foo/Bar.java`).
     package_path: bool,
+    /// The trace is written innermost frame first (every syntax but Python's).
+    innermost_first: bool,
 }
 
 fn frame_syntaxes() -> [FrameSyntax; 7] {
@@ -318,9 +320,13 @@ fn frame_syntaxes() -> [FrameSyntax; 7] {
         line,
         function,
         package_path: false,
+        innermost_first: true,
     };
     [
-        syntax(&PY_FRAME, 1, 2, 3),
+        FrameSyntax {
+            innermost_first: false,
+            ..syntax(&PY_FRAME, 1, 2, 3)
+        },
         FrameSyntax {
             package_path: true,
             ..syntax(&JAVA_FRAME, 2, 3, 1)
@@ -364,8 +370,11 @@ fn frame_function(written: &str) -> Option<String> {
     (name.chars().next()?.is_alphabetic() || name.starts_with('_')).then(|| name.to_string())
 }
 
+/// The frames and locations of a text, innermost last: a trace written innermost first (Java,
+/// Node, Go, Rust, native debuggers, Ruby, PHP) is read backwards, so that for every language
+/// the last frame is where the failure surfaced.
 fn frames(text: &str) -> Vec<Frame> {
-    let mut found: Vec<(usize, Frame)> = Vec::new();
+    let mut found: Vec<(usize, Frame, bool)> = Vec::new();
     let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
     for syntax in frame_syntaxes() {
         for m in syntax.pattern.captures_iter(text) {
@@ -383,6 +392,7 @@ fn frames(text: &str) -> Vec<Frame> {
                         .get(syntax.function)
                         .and_then(|f| frame_function(f.as_str())),
                 },
+                syntax.innermost_first,
             ));
         }
     }
@@ -398,10 +408,27 @@ fn frames(text: &str) -> Vec<Frame> {
                 line: m[2].parse().unwrap_or(0),
                 function: None,
             },
+            false,
         ));
     }
-    found.sort_by_key(|(at, _)| *at);
-    found.into_iter().map(|(_, f)| f).collect()
+    found.sort_by_key(|(at, _, _)| *at);
+    innermost_last(found)
+}
+
+/// Frames in the order written, each run of innermost-first frames reversed.
+fn innermost_last(found: Vec<(usize, Frame, bool)>) -> Vec<Frame> {
+    let mut out: Vec<Frame> = Vec::new();
+    let mut run: Vec<Frame> = Vec::new();
+    for (_, frame, innermost_first) in found {
+        if innermost_first {
+            run.push(frame);
+            continue;
+        }
+        out.extend(run.drain(..).rev());
+        out.push(frame);
+    }
+    out.extend(run.into_iter().rev());
+    out
 }
 
 /// Go names its closures `func1`, `func2`, … after the function they are in.
@@ -705,6 +732,26 @@ mod tests {
             Some("createParser")
         );
         assert_eq!(q.frames.len(), 2, "{:?}", q.frames);
+    }
+
+    #[test]
+    fn every_trace_reads_innermost_last() {
+        // Java (like Node, Go, Rust, Ruby, PHP and debuggers) writes the innermost frame
+        // first, Python last: both are read with it last.
+        let java = Question::read(
+            "NPE\n\tat com.acme.billing.InvoiceService.applyTax(InvoiceService.java:23)\n\tat com.acme.billing.InvoiceService.total(InvoiceService.java:17)\n\tat com.acme.app.Main.main(Main.java:8)\n",
+        );
+        let names: Vec<&str> = java
+            .frames
+            .iter()
+            .filter_map(|f| f.function.as_deref())
+            .collect();
+        assert_eq!(names, ["main", "total", "applyTax"]);
+        let python = Question::read(
+            "Traceback (most recent call last):\n  File \"app.py\", line 3, in main\n    total()\n  File \"shop/cart.py\", line 9, in total\n    raise ValueError\nValueError: bad\n",
+        );
+        let last = python.frames.last().unwrap();
+        assert_eq!(last.function.as_deref(), Some("total"));
     }
 
     #[test]

@@ -94,12 +94,27 @@ const MESSAGE_WEIGHT: f64 = 1.0;
 const FILE_LEG_WEIGHT: f64 = 1.0;
 const FILE_SHARE: f64 = 1.0;
 const FILE_POOL: f64 = 0.35;
-/// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share.
-const FILE_DECAY: f64 = 0.3;
+/// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share: the
+/// file's next units stay near its first, since a fix often edits several of them (0.3 before
+/// the unit leg; 0.6 lifted function Acc@5 on the change descriptions and multi-language
+/// reports with the files' order unchanged, 2026-12-03).
+const FILE_DECAY: f64 = 0.6;
+/// The n-th entity of the leading file's folder-mates gains `SIBLING_DECAY^n` of its share.
+const SIBLING_DECAY: f64 = 0.3;
 /// The file prior starts above this many words and reaches full strength this many words
 /// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
 const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
 const FILE_PRIOR_RAMP_WORDS: f64 = 30.0;
+
+/// The file-prior strength from which a question reads as a report (25 words): a code-search
+/// sentence of 11 to 17 words that asks how a part works lost places when its answer was
+/// turned into units (2026-12-03).
+const REPORT_STRENGTH: f64 = 0.5;
+/// What a type or module keeps of its score when a member takes its place (reports).
+const CONTAINER_SHARE: f64 = 0.5;
+/// Weight of the unit leg (BM25 over each function's and method's own text) at full file-prior
+/// strength: reports only, like the file leg.
+const UNIT_LEG_WEIGHT: f64 = 1.0;
 
 /// Ranks entities for a question. `vector` is the embedded question (None on a lexical
 /// generation).
@@ -178,6 +193,13 @@ pub async fn rank(
         weights.signature,
         |e, r| e.signature_rank = Some(r),
     );
+    add_leg(
+        generation,
+        &mut fused,
+        &by_entity(&unit_leg(generation, question)),
+        UNIT_LEG_WEIGHT * file_prior_strength(question),
+        |e, r| e.unit_rank = Some(r),
+    );
     let about_tests = question.about_tests;
     add_name_matches(generation, &mut fused, question, about_tests);
     let frame_files = add_frames(generation, &mut fused, question);
@@ -200,6 +222,9 @@ pub async fn rank(
             mode == RetrievalMode::Hybrid,
             &mut hits,
         );
+    }
+    if reads_as_report(question) {
+        yield_to_members(generation, &mut hits);
     }
     hits.sort_by(|a, b| {
         b.score
@@ -518,7 +543,7 @@ fn pool_files(
         .collect();
     // A file's best entity takes its file's evidence in full, each next one a decaying share,
     // so a strong file leads the ranking without filling it.
-    for (i, nth) in places_in_file(generation, hits) {
+    for (i, nth) in places_in_file(generation, hits, reads_as_report(question)) {
         let path = generation.chunks[hits[i].chunk].path.as_str();
         if let Some(&(rank, score)) = position.get(path) {
             hits[i].score += share * score * FILE_DECAY.powi(nth);
@@ -585,11 +610,53 @@ fn lift_siblings(
         return;
     };
     let leader_folder = folder_of(leader_path);
-    for (i, nth) in places_in_file(generation, hits) {
+    for (i, nth) in places_in_file(generation, hits, false) {
         let path = generation.chunks[hits[i].chunk].path.as_str();
         if path != leader_path && folder_of(path) == leader_folder {
-            let lifted = hits[i].score + share * SIBLING_SHARE * evidence * FILE_DECAY.powi(nth);
+            let lifted = hits[i].score + share * SIBLING_SHARE * evidence * SIBLING_DECAY.powi(nth);
             hits[i].score = lifted.min(top * SIBLING_CEILING).max(hits[i].score);
+        }
+    }
+}
+
+/// A report's fix edits a unit: a type or module that outranks the best function or method
+/// of its own that the evidence reached hands that member its place and ranks just below it,
+/// at a share of its score. A type none of whose members has evidence keeps its place (the
+/// report is about the type as a whole).
+fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit]) {
+    let span = |hit: &Hit| {
+        let chunk = &generation.chunks[hit.chunk];
+        let (start, end) = generation
+            .entity(&hit.entity_id)
+            .map_or((chunk.start_line, chunk.end_line), |e| {
+                (e.span.start_line, e.span.end_line)
+            });
+        (chunk.path.as_str(), start, end, chunk.kind)
+    };
+    let spans: Vec<_> = hits.iter().map(span).collect();
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    order.sort_by(|&a, &b| hits[b].score.total_cmp(&hits[a].score));
+    for container in order {
+        let (path, start, end, kind) = spans[container];
+        if !matches!(kind, EntityKind::Class | EntityKind::Module) {
+            continue;
+        }
+        let inside = |&i: &usize| {
+            let (p, s, e, k) = spans[i];
+            k.is_unit() && p == path && (kind == EntityKind::Module || (start <= s && e <= end))
+        };
+        let best = (0..hits.len()).filter(inside).max_by(|&a, &b| {
+            hits[a]
+                .score
+                .total_cmp(&hits[b].score)
+                .then_with(|| hits[b].entity_id.cmp(&hits[a].entity_id))
+        });
+        if let Some(member) = best
+            && hits[member].score < hits[container].score
+        {
+            let place = hits[container].score;
+            hits[member].score = place;
+            hits[container].score = place * CONTAINER_SHARE;
         }
     }
 }
@@ -597,6 +664,12 @@ fn lift_siblings(
 /// The folder a root-relative path is in (`""` at the root).
 fn folder_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// A question long enough to be a report (a bug report, a change description) rather than a
+/// description of one definition or of how a part works: its answer is the unit a fix edits.
+fn reads_as_report(question: &Question) -> bool {
+    file_prior_strength(question) >= REPORT_STRENGTH
 }
 
 /// How much file evidence counts for this question, in [0, 1]: nothing for a one-sentence
@@ -748,6 +821,20 @@ fn add_companions(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit
             hit.evidence.companion = true;
         }
     }
+}
+
+/// The units (functions and methods) whose own text best matches a report's words, best
+/// first; nothing for a question too short for file evidence.
+fn unit_leg(generation: &LoadedGeneration, question: &Question) -> Vec<String> {
+    if !reads_as_report(question) {
+        return Vec::new();
+    }
+    generation
+        .units
+        .rank(&question.words, CANDIDATES)
+        .into_iter()
+        .map(|(id, _)| id.to_string())
+        .collect()
 }
 
 async fn fts_leg(generation: &LoadedGeneration, query: &str) -> StoreResult<Vec<String>> {

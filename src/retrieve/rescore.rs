@@ -491,7 +491,7 @@ fn demote_copies(generation: &LoadedGeneration, question: &Question, hits: &mut 
 
 /// The n-th best hit of one file keeps `REPEAT_DECAY^n` of its score.
 fn decay_repeats(generation: &LoadedGeneration, hits: &mut [Hit]) {
-    for (i, nth) in places_in_file(generation, hits) {
+    for (i, nth) in places_in_file(generation, hits, false) {
         hits[i].score *= REPEAT_DECAY.powi(nth);
     }
 }

@@ -214,14 +214,21 @@ impl ChunkSearch {
     }
 }
 
-/// The ids of the best `limit` hits of two tables (equal scores keep their order).
+/// The ids of the best `limit` hits of two tables (equal scores by id).
 fn best(mut hits: Vec<Hit>, limit: usize) -> Vec<String> {
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    sort_hits(&mut hits);
     hits.into_iter().take(limit).map(|h| h.id).collect()
 }
 
-/// The `id` and score column of a search's first `limit` rows, in the search's order; the
-/// score is the column times `sign` (so that higher is better).
+/// Best first, equal scores by id.
+fn sort_hits(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+}
+
+/// The `id` and score column of a search's best `limit` rows, best first, equal scores by id;
+/// the score is the column times `sign` (so that higher is better). LanceDB orders equal
+/// scores as its threads finish, so twice the limit is fetched and the cut made here: rows
+/// tied at the cut (duplicated files score alike) no longer change from one run to the next.
 async fn hits(
     query: impl QueryBase + ExecutableQuery,
     limit: usize,
@@ -230,7 +237,7 @@ async fn hits(
 ) -> StoreResult<Vec<Hit>> {
     let batches: Vec<RecordBatch> = query
         .select(Select::columns(&["id"]))
-        .limit(limit)
+        .limit(limit.saturating_mul(2))
         .execute()
         .await?
         .try_collect()
@@ -246,6 +253,8 @@ async fn hits(
             score: scores.map_or(0.0, |s| sign * s.value(i)),
         }));
     }
+    sort_hits(&mut hits);
+    hits.truncate(limit);
     Ok(hits)
 }
 
