@@ -30,6 +30,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether the command is a server (MCP over stdio, REST) rather than a one-shot command.
+    pub fn serves(&self) -> bool {
+        matches!(self.command, Command::Mcp(_) | Command::Serve(_))
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Index a repository into a new published generation.

@@ -6,6 +6,18 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// A one-shot command whose reader goes away (`knowcode query … | head -1`) ends the way any
+/// Unix tool does, killed by SIGPIPE, instead of panicking in `println!`. The servers keep
+/// Rust's default (SIGPIPE ignored, a failed write is an error) so a client that hangs up
+/// never takes them down.
+fn end_quietly_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: runs before any thread exists and only restores the signal's default action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -17,6 +29,9 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = cli::Cli::parse();
+    if !cli.serves() {
+        end_quietly_on_closed_stdout();
+    }
     // Whether errors are wanted as JSON on stdout too (every `--json` command's contract).
     let json = std::env::args().skip(1).any(|arg| arg == "--json");
     let runtime = match tokio::runtime::Builder::new_multi_thread()

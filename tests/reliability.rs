@@ -1,6 +1,7 @@
 //! Reliability with real processes: hostile MCP input over raw stdio, queries from two
 //! processes while builds publish, two builds at once, and a bounded store after many
-//! builds, and `scripts/crash-test` (SIGKILL at random moments) with a small count.
+//! builds, `scripts/crash-test` (SIGKILL at random moments) with a small count, and a
+//! command whose reader hangs up.
 
 mod common;
 
@@ -302,4 +303,32 @@ fn crash_test_script_survives_sigkill_at_random_moments() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("5 kills survived"), "{stdout}");
+}
+
+/// A reader that goes away (`knowcode query … | head -1`) ends a one-shot command the way it
+/// ends any Unix tool, by SIGPIPE: no panic and no backtrace on stderr.
+#[cfg(unix)]
+#[test]
+fn a_command_whose_reader_hangs_up_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let repo =
+        common::lexical_repo(&[("src/cart.py", "def total(items):\n    return sum(items)\n")]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_knowcode"))
+        .args(["query", "total", "--store"])
+        .arg(repo.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("knowcode runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("knowcode ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        output.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}",
+        output.status
+    );
 }

@@ -45,6 +45,10 @@ pub struct Evidence {
     /// Rank of the unit (function or method) by BM25 over units' own text (reports only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit_rank: Option<u32>,
+    /// Rank of the unit among its file's units by BM25 over their own text (reports, the
+    /// leading files only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_in_file_rank: Option<u32>,
     /// Rank of the entity's file in the pooled file evidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_rank: Option<u32>,
