@@ -33,6 +33,9 @@ pub enum Origin {
 pub struct Name {
     pub text: String,
     pub origin: Origin,
+    /// The names written just before it with a dot or `::` (`Dict.getitem` → `Dict`): the
+    /// definitions they own are the ones meant.
+    pub owners: Vec<String>,
 }
 
 /// One frame of a traceback or a `path:line` location.
@@ -451,16 +454,32 @@ fn defined_names(code: &str) -> BTreeSet<String> {
 fn names(question: &Question, prose: &str, code: &str) -> Vec<Name> {
     let mut out: Vec<Name> = Vec::new();
     let mut add = |text: &str, origin: Origin| {
-        for part in text.split("::").flat_map(|p| p.split('.')) {
-            if part.len() < 3 || part.chars().all(|c| c.is_ascii_digit() || c == '_') {
+        let parts: Vec<&str> = text.split("::").flat_map(|p| p.split('.')).collect();
+        // Shorter than three characters or all digits: not a name (and as an owner, a
+        // module alias like Lua's `M` that every file defines).
+        let is_name =
+            |part: &str| part.len() >= 3 && !part.chars().all(|c| c.is_ascii_digit() || c == '_');
+        for (i, part) in parts.iter().enumerate() {
+            if !is_name(part) {
                 continue;
             }
-            match out.iter_mut().find(|n| n.text == part) {
-                Some(name) => name.origin = name.origin.min(origin),
-                None => out.push(Name {
-                    text: part.to_string(),
-                    origin,
-                }),
+            let owner = i.checked_sub(1).map(|j| parts[j]).filter(|o| is_name(o));
+            let name = match out.iter_mut().position(|n| n.text == *part) {
+                Some(found) => &mut out[found],
+                None => {
+                    out.push(Name {
+                        text: part.to_string(),
+                        origin,
+                        owners: Vec::new(),
+                    });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            name.origin = name.origin.min(origin);
+            if let Some(owner) = owner
+                && !name.owners.iter().any(|o| o == owner)
+            {
+                name.owners.push(owner.to_string());
             }
         }
     };
@@ -890,13 +909,25 @@ mod tests {
     }
 
     #[test]
+    fn a_qualified_name_keeps_its_owner() {
+        let q = Question::read("calling `Dict.getitem()` on an unpacked dict raises");
+        let getitem = q
+            .names
+            .iter()
+            .find(|n| n.text == "getitem")
+            .expect("getitem");
+        assert_eq!(getitem.owners, ["Dict"]);
+    }
+
+    #[test]
     fn a_one_line_identifier_question_keeps_its_name() {
         let q = Question::read("apply_discount");
         assert_eq!(
             q.names,
             [Name {
                 text: "apply_discount".into(),
-                origin: Origin::Prose
+                origin: Origin::Prose,
+                owners: Vec::new(),
             }]
         );
         assert_eq!(q.embedding_text(), "apply_discount");

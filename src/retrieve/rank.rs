@@ -314,6 +314,15 @@ fn add_name_matches(
         if definitions.is_empty() {
             continue;
         }
+        // `Dict.getitem` means Dict's getitem, not every class's.
+        let owned: Vec<&Entity> = definitions
+            .iter()
+            .filter(|e| name.owners.iter().any(|owner| owned_by(e, owner)))
+            .copied()
+            .collect();
+        if !owned.is_empty() {
+            definitions = owned;
+        }
         definitions.sort_by(|a, b| {
             kind_priority(a.kind)
                 .cmp(&kind_priority(b.kind))
@@ -346,6 +355,19 @@ fn add_name_matches(
             hit.evidence.name_match = true;
         }
     }
+}
+
+/// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
+/// `Dict`, `Catch.Capturer.captureValue` under `Capturer`).
+fn owned_by(entity: &Entity, owner: &str) -> bool {
+    let qualified = &entity.qualified_name;
+    let Some(before) = qualified
+        .strip_suffix(entity.name.as_str())
+        .and_then(|q| q.strip_suffix('.'))
+    else {
+        return false;
+    };
+    before == owner || before.ends_with(&format!(".{owner}"))
 }
 
 /// The indexed file a written path names: the longest match on whole trailing path
@@ -395,15 +417,7 @@ fn add_frames(
             .iter()
             .filter(|e| e.path == path && !e.kind.is_file_level())
             .collect();
-        let entity = candidates
-            .iter()
-            .find(|e| frame.function.as_deref() == Some(e.name.as_str()))
-            .or_else(|| {
-                candidates
-                    .iter()
-                    .filter(|e| e.span.start_line <= frame.line && frame.line <= e.span.end_line)
-                    .min_by_key(|e| e.span.end_line - e.span.start_line)
-            });
+        let entity = frame_entity(&candidates, frame.function.as_deref(), frame.line);
         if let Some(entity) = entity
             && let Some(index) = generation.first_chunk_index(&entity.id)
         {
@@ -431,6 +445,36 @@ fn add_frames(
         }
     }
     files
+}
+
+/// The definition a frame lies in, among its file's: the one named as the frame names its
+/// function nearest to the frame's line (a file often defines a name in several classes, and
+/// the reporter's copy may have drifted by a few lines), else the innermost one holding the
+/// line.
+fn frame_entity<'g>(
+    candidates: &[&'g Entity],
+    function: Option<&str>,
+    line: u32,
+) -> Option<&'g Entity> {
+    let distance = |e: &Entity| {
+        if line < e.span.start_line {
+            e.span.start_line - line
+        } else {
+            line.saturating_sub(e.span.end_line)
+        }
+    };
+    let named = candidates
+        .iter()
+        .filter(|e| function == Some(e.name.as_str()))
+        .min_by_key(|e| (distance(e), e.span.start_line));
+    named
+        .or_else(|| {
+            candidates
+                .iter()
+                .filter(|e| distance(e) == 0)
+                .min_by_key(|e| e.span.end_line - e.span.start_line)
+        })
+        .copied()
 }
 
 /// The one file (outside tests unless asked) whose name without extension is `name`, as
@@ -953,6 +997,57 @@ fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
 mod tests {
     use super::*;
     use crate::retrieve::question::query_shape;
+
+    fn method(name: &str, start_line: u32, end_line: u32) -> Entity {
+        Entity {
+            id: format!("f.py::{name}@{start_line}"),
+            parent: None,
+            kind: EntityKind::Method,
+            subkind: None,
+            name: name.to_string(),
+            qualified_name: name.to_string(),
+            language: "python".to_string(),
+            path: "f.py".to_string(),
+            span: crate::parse::Span {
+                start_line,
+                start_col: 0,
+                end_line,
+                end_col: 0,
+                start_byte: 0,
+                end_byte: 0,
+            },
+            signature: String::new(),
+            doc: None,
+            content_hash: String::new(),
+            split_lines: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_owner_names_the_definitions_right_under_it() {
+        let qualified = |q: &str| Entity {
+            qualified_name: q.to_string(),
+            ..method("getitem", 1, 2)
+        };
+        assert!(owned_by(&qualified("Dict.getitem"), "Dict"));
+        assert!(owned_by(&qualified("nodes.Dict.getitem"), "Dict"));
+        assert!(!owned_by(&qualified("OrderedDict.getitem"), "Dict"));
+        assert!(!owned_by(&qualified("Dict.inner.getitem"), "Dict"));
+        assert!(!owned_by(&qualified("getitem"), "Dict"));
+    }
+
+    #[test]
+    fn a_frame_names_the_namesake_that_holds_its_line() {
+        let (base, date) = (method("bind", 335, 343), method("bind", 1113, 1119));
+        let helper = method("helper", 1100, 1130);
+        let all = [&base, &helper, &date];
+        let found = |function, line| frame_entity(&all, function, line).map(|e| e.span.start_line);
+        assert_eq!(found(Some("bind"), 1117), Some(1113));
+        // A reporter's copy drifted a few lines: the nearest namesake still wins.
+        assert_eq!(found(Some("bind"), 345), Some(335));
+        // No function written: the innermost definition holding the line.
+        assert_eq!(found(None, 1117), Some(1113));
+    }
 
     #[test]
     fn query_shapes() {
