@@ -172,6 +172,7 @@ pub async fn rank(
         RetrievalMode::Lexical
     };
     let weights = plan.leg_weights(mode == RetrievalMode::Hybrid);
+    let units = unit_ranking(generation, question);
     let mut fused: HashMap<String, Hit> = HashMap::new();
     let by_chunk = |ids: &[String]| -> Vec<usize> {
         ids.iter()
@@ -207,7 +208,7 @@ pub async fn rank(
     add_leg(
         generation,
         &mut fused,
-        &by_entity(&unit_leg(generation, question)),
+        &by_entity(&unit_leg(&units)),
         UNIT_LEG_WEIGHT * file_prior_strength(question),
         |e, r| e.unit_rank = Some(r),
     );
@@ -225,7 +226,7 @@ pub async fn rank(
             * place_prior(generation, &chunk.path, question)
             * test_block_prior(generation, &chunk.entity_id, question);
     }
-    let files = pool_files(generation, question, &mut hits, frame_files);
+    let files = pool_files(generation, question, &mut hits, frame_files, &units);
     if plan.rescores() {
         super::rescore::rescore(
             generation,
@@ -547,6 +548,7 @@ fn pool_files(
     question: &Question,
     hits: &mut Vec<Hit>,
     mut files: HashMap<String, f64>,
+    units: &[&str],
 ) -> Vec<RankedFile> {
     let strength = file_prior_strength(question);
     if strength == 0.0 {
@@ -591,9 +593,7 @@ fn pool_files(
         .map(|(path, score)| RankedFile { path, score })
         .collect();
     sort_files(&mut ranked);
-    if reads_as_report(question) {
-        credit_units_in_files(generation, question, hits, &ranked);
-    }
+    credit_units_in_files(generation, question, hits, &ranked, units);
     let position: HashMap<&str, (u32, f64)> = ranked
         .iter()
         .enumerate()
@@ -890,7 +890,11 @@ fn credit_units_in_files(
     question: &Question,
     hits: &mut Vec<Hit>,
     files: &[RankedFile],
+    units: &[&str],
 ) {
+    if units.is_empty() {
+        return;
+    }
     let weight = IN_FILE_WEIGHT * file_prior_strength(question);
     let leading: HashSet<&str> = files
         .iter()
@@ -902,8 +906,8 @@ fn credit_units_in_files(
         .enumerate()
         .map(|(i, h)| (h.entity_id.clone(), i))
         .collect();
-    let mut nth_in_file: HashMap<String, u32> = HashMap::new();
-    for (id, _) in generation.units.rank(&question.words, usize::MAX) {
+    let mut nth_in_file: HashMap<&str, u32> = HashMap::new();
+    for &id in units {
         let Some(chunk) = generation.first_chunk_index(id) else {
             continue;
         };
@@ -911,7 +915,7 @@ fn credit_units_in_files(
         if !leading.contains(path) {
             continue;
         }
-        let nth = nth_in_file.entry(path.to_string()).or_insert(0);
+        let nth = nth_in_file.entry(path).or_insert(0);
         *nth += 1;
         let rank = *nth;
         let amount = weight * place_prior(generation, path, question) / (RRF_K + rank as f64);
@@ -930,16 +934,27 @@ fn credit_units_in_files(
 }
 
 /// The units (functions and methods) whose own text best matches a report's words, best
-/// first; nothing for a question too short for file evidence.
-fn unit_leg(generation: &LoadedGeneration, question: &Question) -> Vec<String> {
+/// first, all of them (BM25 over the unit index, computed once per question: the unit leg takes
+/// its head, the leading files their own units); nothing for a question too short to read as a
+/// report.
+fn unit_ranking<'g>(generation: &'g LoadedGeneration, question: &Question) -> Vec<&'g str> {
     if !reads_as_report(question) {
         return Vec::new();
     }
     generation
         .units
-        .rank(&question.words, CANDIDATES)
+        .rank(&question.words, usize::MAX)
         .into_iter()
-        .map(|(id, _)| id.to_string())
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The unit leg: the best units of the whole index.
+fn unit_leg(units: &[&str]) -> Vec<String> {
+    units
+        .iter()
+        .take(CANDIDATES)
+        .map(|id| id.to_string())
         .collect()
 }
 
