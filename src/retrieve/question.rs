@@ -69,7 +69,8 @@ pub struct Question {
     /// File paths written in the question, and modules written as dotted paths (as
     /// `a/b` without extension).
     pub paths: Vec<String>,
-    /// Traceback frames and `path:line` locations, in the order written (innermost last).
+    /// Traceback frames and written locations (`path:line`, a permalink's `#L61`, `x.py at
+    /// line 227`), in the order written (innermost last).
     pub frames: Vec<Frame>,
     /// Error messages and quoted output worth finding verbatim in the code.
     pub messages: Vec<String>,
@@ -118,6 +119,22 @@ static PHP_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"([^\s(]+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(").unwrap());
 static LOCATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"([\w.\\/-]*[\w-]\.(?:{EXTENSIONS})):(\d+)\b")).unwrap());
+/// A link to a line of a file in a repository host's file view (`…/blob/<ref>/src/x.ts#L61`,
+/// GitLab's `/-/blob/`, a range `#L61-L70` or `#L61:L70`).
+static PERMALINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"/(?:blob|tree)/[\w.-]+/((?:[\w.-]+/)*[\w.-]+\.(?:{EXTENSIONS}))#L(\d+)\b"
+    ))
+    .unwrap()
+});
+/// A location in prose: `` `jsonrep.py` at line 227 ``, `x.php on line 12` (PHP's own error
+/// texts), `src/a.c, line 40`.
+static PROSE_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"([\w.\\/-]*[\w-]\.(?:{EXTENSIONS}))`?,?\s+(?:(?:at|on|in)\s+)?line\s+(\d+)\b"
+    ))
+    .unwrap()
+});
 static PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"(?:^|[\s`'(\[])((?:[\w.-]+/)*[\w-]+\.(?:{EXTENSIONS}))\b"
@@ -399,20 +416,23 @@ fn frames(text: &str) -> Vec<Frame> {
             ));
         }
     }
-    for m in LOCATION.captures_iter(text) {
-        let all = m.get(0).unwrap();
-        if taken.iter().any(|r| r.contains(&all.start())) {
-            continue;
+    for pattern in [&LOCATION, &PERMALINK, &PROSE_LOCATION] {
+        for m in pattern.captures_iter(text) {
+            let all = m.get(0).unwrap();
+            if taken.iter().any(|r| r.contains(&all.start())) {
+                continue;
+            }
+            taken.push(all.range());
+            found.push((
+                all.start(),
+                Frame {
+                    path: m[1].to_string(),
+                    line: m[2].parse().unwrap_or(0),
+                    function: None,
+                },
+                false,
+            ));
         }
-        found.push((
-            all.start(),
-            Frame {
-                path: m[1].to_string(),
-                line: m[2].parse().unwrap_or(0),
-                function: None,
-            },
-            false,
-        ));
     }
     found.sort_by_key(|(at, _, _)| *at);
     innermost_last(found)
@@ -724,6 +744,27 @@ mod tests {
             }]
         );
         assert!(!q.long);
+    }
+
+    #[test]
+    fn permalinks_and_locations_in_prose_are_frames() {
+        // darkreader__darkreader-6747, pydicom__pydicom-1256, a PHP error text
+        let q = Question::read(
+            "The regex at https://github.com/darkreader/darkreader/blob/d69522753bff/src/generators/dynamic-theme.ts#L61 seems wrong.\nThe problem is in `jsonrep.py` at line 227.\nPHP Warning: Undefined index in /var/www/src/Router.php on line 12\nSee also https://github.com/a/b/blob/main/docs/x.md and line 4 alone.",
+        );
+        let at = |path_end| {
+            (
+                frame_at(&q, path_end).line,
+                frame_at(&q, path_end).path.clone(),
+            )
+        };
+        assert_eq!(
+            at("dynamic-theme.ts"),
+            (61, "src/generators/dynamic-theme.ts".into())
+        );
+        assert_eq!(at("jsonrep.py"), (227, "jsonrep.py".into()));
+        assert_eq!(at("Router.php").0, 12);
+        assert_eq!(q.frames.len(), 3, "{:?}", q.frames);
     }
 
     fn frame_at<'q>(q: &'q Question, path_end: &str) -> &'q Frame {
