@@ -902,3 +902,19 @@ fn a_change_to_one_method_of_a_large_class_is_answered_by_that_method() {
         "{answer}"
     );
 }
+
+/// A report that links the line it blames (a repository host's permalink, `…/blob/<ref>/path#L20`)
+/// is answered by the method holding that line, even when its words fit another method better.
+#[test]
+fn a_report_linking_a_line_is_answered_by_the_method_holding_it() {
+    let repo = indexed("units/typescript");
+    let report = "Keys vanish from a full cache\n\n\
+        After filling the cache, the size is right but the keys miss the one I had just read. \
+        I think the problem is here: https://github.com/acme/cache/blob/0a1b2c3/src/cache.ts#L20";
+    let answer = query(repo.path(), report, &[]);
+    assert_eq!(
+        first_header(&answer),
+        "## LruCache.set (method, src/cache.ts:18-24)",
+        "{answer}"
+    );
+}

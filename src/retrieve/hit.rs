@@ -64,6 +64,19 @@ pub struct Hit {
     pub evidence: Evidence,
 }
 
+impl Hit {
+    /// A hit on `entity_id` through `chunk` with no score and no evidence yet: the caller
+    /// credits it.
+    pub fn unscored(entity_id: &str, chunk: usize) -> Hit {
+        Hit {
+            entity_id: entity_id.to_string(),
+            chunk,
+            score: 0.0,
+            evidence: Evidence::default(),
+        }
+    }
+}
+
 /// A file with its pooled evidence.
 #[derive(Debug, Clone, Serialize)]
 pub struct RankedFile {

@@ -286,12 +286,9 @@ fn credit<'a>(
     chunk: usize,
     amount: f64,
 ) -> &'a mut Hit {
-    let hit = fused.entry(entity_id.to_string()).or_insert_with(|| Hit {
-        entity_id: entity_id.to_string(),
-        chunk,
-        score: 0.0,
-        evidence: Evidence::default(),
-    });
+    let hit = fused
+        .entry(entity_id.to_string())
+        .or_insert_with(|| Hit::unscored(entity_id, chunk));
     hit.score += amount;
     hit
 }
@@ -920,12 +917,7 @@ fn credit_units_in_files(
         let rank = *nth;
         let amount = weight * place_prior(generation, path, question) / (RRF_K + rank as f64);
         let index = *position.entry(id.to_string()).or_insert_with(|| {
-            hits.push(Hit {
-                entity_id: id.to_string(),
-                chunk,
-                score: 0.0,
-                evidence: Evidence::default(),
-            });
+            hits.push(Hit::unscored(id, chunk));
             hits.len() - 1
         });
         hits[index].score += amount;
@@ -992,10 +984,8 @@ fn exact(generation: &LoadedGeneration, needle: &str, limit: usize) -> Ranking {
         .filter(|&i| seen.insert(generation.chunks[i].entity_id.clone()))
         .take(limit)
         .map(|i| Hit {
-            entity_id: generation.chunks[i].entity_id.clone(),
-            chunk: i,
             score: 1.0,
-            evidence: Evidence::default(),
+            ..Hit::unscored(&generation.chunks[i].entity_id, i)
         })
         .collect();
     Ranking {

@@ -277,12 +277,7 @@ fn boost_definitions(
                     let Some(chunk) = generation.first_chunk_index(&entity.id) else {
                         continue;
                     };
-                    hits.push(Hit {
-                        entity_id: entity.id.clone(),
-                        chunk,
-                        score: 0.0,
-                        evidence: Default::default(),
-                    });
+                    hits.push(Hit::unscored(&entity.id, chunk));
                     index.insert(entity.id.clone(), hits.len() - 1);
                     hits.len() - 1
                 }
