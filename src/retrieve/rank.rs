@@ -321,6 +321,9 @@ fn add_name_matches(
         if !owned.is_empty() {
             definitions = owned;
         }
+        if question.long {
+            drop_constructors_of_named_type(&mut definitions, &name.text);
+        }
         definitions.sort_by(|a, b| {
             kind_priority(a.kind)
                 .cmp(&kind_priority(b.kind))
@@ -352,6 +355,18 @@ fn add_name_matches(
             );
             hit.evidence.name_match = true;
         }
+    }
+}
+
+/// In a report a type's name names the type: its constructors, which share the name in Java,
+/// C#, C++ and others, are not each a definition the report wrote (`JsonFactory` in
+/// `JsonFactory.setStreamReadConstraints` is not the four `JsonFactory(…)` overloads). They stay
+/// when no type of that name is among the definitions (`Capturer::Capturer`), and for a short
+/// question, where the one constructor of `SqlMapper` told the file it is declared in from the
+/// partial class's other files (code search, dapper, 2026-12-03).
+fn drop_constructors_of_named_type(definitions: &mut Vec<&Entity>, name: &str) {
+    if definitions.iter().any(|e| e.kind == EntityKind::Class) {
+        definitions.retain(|e| !(e.kind == EntityKind::Method && owned_by(e, name)));
     }
 }
 
@@ -1039,6 +1054,29 @@ mod tests {
         assert!(!owned_by(&qualified("OrderedDict.getitem"), "Dict"));
         assert!(!owned_by(&qualified("Dict.inner.getitem"), "Dict"));
         assert!(!owned_by(&qualified("getitem"), "Dict"));
+    }
+
+    #[test]
+    fn a_types_name_in_a_report_is_the_type_not_its_constructors() {
+        let entity = |kind, name: &str, qualified: &str| Entity {
+            kind,
+            qualified_name: qualified.to_string(),
+            ..method(name, 1, 2)
+        };
+        let class = entity(EntityKind::Class, "JsonFactory", "JsonFactory");
+        let constructor = entity(EntityKind::Method, "JsonFactory", "JsonFactory.JsonFactory");
+        let setter = entity(EntityKind::Method, "JsonFactory", "Other.JsonFactory");
+        let mut definitions = vec![&constructor, &class, &setter];
+        drop_constructors_of_named_type(&mut definitions, "JsonFactory");
+        let kept: Vec<&str> = definitions
+            .iter()
+            .map(|e| e.qualified_name.as_str())
+            .collect();
+        assert_eq!(kept, ["JsonFactory", "Other.JsonFactory"]);
+        // No type of that name among them (`Capturer::Capturer`): the constructor is the one.
+        let mut only = vec![&constructor];
+        drop_constructors_of_named_type(&mut only, "JsonFactory");
+        assert_eq!(only.len(), 1);
     }
 
     #[test]
