@@ -383,6 +383,31 @@ fn owned_by(entity: &Entity, owner: &str) -> bool {
     before == owner || before.ends_with(&format!(".{owner}"))
 }
 
+/// File names shorter than this are not read as misspelt: too many files lie one letter apart.
+const MISSPELT_MIN_CHARS: usize = 8;
+
+/// The one indexed file whose name is one typo from the name a frame writes (`reponse.js:915`
+/// for `response.js`), with the same extension: a line number says the file is the project's,
+/// and reporters type paths from memory.
+fn resolve_misspelt<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
+    one_typo_away(generation.files.paths(), written)
+}
+
+fn one_typo_away<'p>(paths: &'p [String], written: &str) -> Option<&'p str> {
+    let name = written.rsplit(['/', '\\']).next()?;
+    let extension = name.rsplit_once('.')?.1;
+    if name.chars().count() < MISSPELT_MIN_CHARS {
+        return None;
+    }
+    let mut found = paths.iter().filter(|path| {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        file.rsplit_once('.').is_some_and(|(_, e)| e == extension)
+            && strsim::levenshtein(file, name) == 1
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first.as_str())
+}
+
 /// The indexed file a written path names: the longest match on whole trailing path
 /// components (a bare file name only when one file has it).
 fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
@@ -418,7 +443,9 @@ fn add_frames(
     let mut files: HashMap<String, f64> = HashMap::new();
     let mut rank = 0i32;
     for frame in question.frames.iter().rev() {
-        let Some(path) = resolve_path(generation, &frame.path) else {
+        let resolved = resolve_path(generation, &frame.path)
+            .or_else(|| resolve_misspelt(generation, &frame.path));
+        let Some(path) = resolved else {
             continue;
         };
         rank += 1;
@@ -1077,6 +1104,31 @@ mod tests {
         let mut only = vec![&constructor];
         drop_constructors_of_named_type(&mut only, "JsonFactory");
         assert_eq!(only.len(), 1);
+    }
+
+    #[test]
+    fn a_frame_with_a_typo_in_its_file_name_finds_the_one_file_a_letter_away() {
+        let paths: Vec<String> = [
+            "lib/response.js",
+            "lib/request.js",
+            "lib/responses.ts",
+            "lib/index.js",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(one_typo_away(&paths, "reponse.js"), Some("lib/response.js"));
+        assert_eq!(
+            one_typo_away(&paths, "/srv/app/lib/respnse.js"),
+            Some("lib/response.js")
+        );
+        // Another extension, two typos, a short name, or two files a letter away: none.
+        assert_eq!(one_typo_away(&paths, "reponse.py"), None);
+        assert_eq!(one_typo_away(&paths, "repose.js"), None);
+        assert_eq!(one_typo_away(&paths, "indx.js"), None);
+        let twins: Vec<String> = ["a/handlers.go", "b/handlerz.go"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(one_typo_away(&twins, "handlerx.go"), None);
     }
 
     #[test]
