@@ -79,15 +79,18 @@ pub struct Question {
     pub flags: Vec<String>,
 }
 
+/// A pattern whose `{EXT}` stands for a source file's extension ([`EXTENSIONS`]): the paths
+/// of frames, locations and written files.
+fn naming_source_files(pattern: &str) -> Regex {
+    Regex::new(&pattern.replace("{EXT}", &format!("(?:{EXTENSIONS})"))).expect("a valid pattern")
+}
+
 static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(```|~~~)").unwrap());
 static PY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"#).unwrap()
 });
 static JS_FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"\bat (?:([\w$.<>]+) \()?([^\s()]+\.(?:{EXTENSIONS})):(\d+)(?::\d+)?\)?"
-    ))
-    .unwrap()
+    naming_source_files(r"\bat (?:([\w$.<>]+) \()?([^\s()]+\.{EXT}):(\d+)(?::\d+)?\)?")
 });
 /// Java and Kotlin: `at com.foo.Bar.baz(Bar.java:123)`; the package gives the path.
 static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
@@ -97,18 +100,16 @@ static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
 /// (`pkg.(*T).Method(0x1, …)` then `\t/path/file.go:123 +0x1d`) and Rust backtraces
 /// (`  3: crate::module::function` then `at ./src/x.rs:10:5`).
 static TWO_LINE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?m)^[ \t]*(?:\d+:\s+)?((?:[\w$.*/<>{{}}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.(?:{EXTENSIONS})):(\d+)"
-    ))
-    .unwrap()
+    naming_source_files(
+        r"(?m)^[ \t]*(?:\d+:\s+)?((?:[\w$.*/<>{}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
+    )
 });
 /// C and C++ debugger and sanitizer frames: `#0 0x4005d4 in func /path/file.c:123` and
 /// `#1  0x… in ns::func (a=1) at file.cc:12`.
 static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^\n]*?\))?\s+(?:at\s+)?([^\s:()]+\.(?:{EXTENSIONS})):(\d+)"
-    ))
-    .unwrap()
+    naming_source_files(
+        r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^\n]*?\))?\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
+    )
 });
 /// Ruby: `from lib/x.rb:10:in 'method'` (backtick or quote, with or without a receiver).
 static RUBY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
@@ -118,29 +119,19 @@ static RUBY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
 static PHP_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"([^\s(]+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(").unwrap());
 static LOCATION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"([\w.\\/-]*[\w-]\.(?:{EXTENSIONS})):(\d+)\b")).unwrap());
+    LazyLock::new(|| naming_source_files(r"([\w.\\/-]*[\w-]\.{EXT}):(\d+)\b"));
 /// A link to a line of a file in a repository host's file view (`…/blob/<ref>/src/x.ts#L61`,
 /// GitLab's `/-/blob/`, a range `#L61-L70` or `#L61:L70`).
 static PERMALINK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"/(?:blob|tree)/[\w.-]+/((?:[\w.-]+/)*[\w.-]+\.(?:{EXTENSIONS}))#L(\d+)\b"
-    ))
-    .unwrap()
+    naming_source_files(r"/(?:blob|tree)/[\w.-]+/((?:[\w.-]+/)*[\w.-]+\.{EXT})#L(\d+)\b")
 });
 /// A location in prose: `` `jsonrep.py` at line 227 ``, `x.php on line 12` (PHP's own error
 /// texts), `src/a.c, line 40`.
 static PROSE_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"([\w.\\/-]*[\w-]\.(?:{EXTENSIONS}))`?,?\s+(?:(?:at|on|in)\s+)?line\s+(\d+)\b"
-    ))
-    .unwrap()
+    naming_source_files(r"([\w.\\/-]*[\w-]\.{EXT})`?,?\s+(?:(?:at|on|in)\s+)?line\s+(\d+)\b")
 });
-static PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
-        r"(?:^|[\s`'(\[])((?:[\w.-]+/)*[\w-]+\.(?:{EXTENSIONS}))\b"
-    ))
-    .unwrap()
-});
+static PATH: LazyLock<Regex> =
+    LazyLock::new(|| naming_source_files(r"(?:^|[\s`'(\[])((?:[\w.-]+/)*[\w-]+\.{EXT})\b"));
 static IDENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*").unwrap()
 });
