@@ -918,3 +918,49 @@ fn a_report_linking_a_line_is_answered_by_the_method_holding_it() {
         "{answer}"
     );
 }
+
+/// A change description may name a function by a plain word (`fuentes`, no underscore or case
+/// change to mark it as code): when the project names a function so and hardly uses the word
+/// elsewhere, the function is the answer, not the function whose words the rest fits better.
+#[test]
+fn a_rare_plain_word_naming_a_function_is_read_as_its_name() {
+    let thermal = "\"\"\"Module temperature models.\"\"\"\n\n\n\
+        def fuentes(poa_global, temp_air, wind_speed, times):\n    \
+            \"\"\"Cell temperature from an energy balance, stepped through the times.\"\"\"\n    \
+            step = (times[1] - times[0]).total_seconds() / 3600\n    \
+            return temp_air + poa_global * 0.03 * step / (1 + wind_speed)\n\n\n\
+        def faiman(poa_global, temp_air, wind_speed):\n    \
+            \"\"\"Cell temperature from an empirical heat loss factor.\"\"\"\n    \
+            return temp_air + poa_global / (25.0 + 6.84 * wind_speed)\n";
+    let solar = "\"\"\"Where the sun is.\"\"\"\n\n\n\
+        def ephemeris(times, latitude, longitude):\n    \
+            \"\"\"Solar position for tz-aware times; naive inputs are an error.\n\n    \
+            The timedelta from the epoch is taken in UTC, so times must carry a tz.\n    \
+            \"\"\"\n    \
+            if times.tz is None:\n        \
+                raise ValueError(\"ephemeris needs tz-aware inputs\")\n    \
+            elapsed = times.tz_convert(\"UTC\") - times[0]\n    \
+            return latitude + longitude * elapsed.total_seconds()\n";
+    // Twenty more modules, so `fuentes` is in one file of 22 (under 5 %).
+    let parts: Vec<(String, String)> = (1..=20)
+        .map(|i| {
+            let text = format!(
+                "\"\"\"Helpers, part {i}.\"\"\"\n\n\ndef helper_{i}(value):\n    \
+                 \"\"\"Adds {i} to a value.\"\"\"\n    return value + {i}\n"
+            );
+            (format!("models/part{i}.py"), text)
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> =
+        vec![("models/thermal.py", thermal), ("models/solar.py", solar)];
+    files.extend(parts.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let repo = lexical_repo(&files);
+    let change = "Fix fuentes error for tz-aware inputs (#4071)\n\n\
+        * swap out timedelta calculation; add tz test";
+    let answer = query(repo.path(), change, &[]);
+    assert_eq!(
+        first_header(&answer),
+        "## fuentes (function, models/thermal.py:4-7)",
+        "{answer}"
+    );
+}

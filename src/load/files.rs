@@ -75,6 +75,11 @@ impl Bm25 {
         ranked
     }
 
+    /// How many documents hold the word.
+    pub fn document_frequency(&self, word: &str) -> usize {
+        self.postings.get(word).map_or(0, Vec::len)
+    }
+
     /// Every key, in the order documents were given.
     pub fn keys(&self) -> &[String] {
         &self.keys
@@ -192,6 +197,11 @@ impl FileIndex {
     /// Files by BM25 over the question's words, best first (see [`Bm25::rank`]).
     pub fn rank(&self, words: &[String], limit: usize) -> Vec<(&str, f64)> {
         self.bm25.rank(words, limit)
+    }
+
+    /// The share of the indexed files whose text holds the (folded) word, in [0, 1].
+    pub fn share_holding(&self, word: &str) -> f64 {
+        self.bm25.document_frequency(word) as f64 / self.bm25.keys().len().max(1) as f64
     }
 
     /// Whether the file holds only prose or plain text (no definitions, no module code).

@@ -64,6 +64,11 @@ pub struct Question {
     pub about_tests: bool,
     /// Identifiers, each once, strongest origin kept, in order of first appearance.
     pub names: Vec<Name>,
+    /// Words of the prose written as plain words, not as code (no underscore, case change or
+    /// dot), at least [`PLAIN_WORD_MIN_CHARS`] long, each once, in order: a report may still
+    /// mean a definition by one (`fuentes`, `reindl`); the ranking decides whether the
+    /// project names one so.
+    pub plain_words: Vec<String>,
     /// Names the question's own code defines (`def`, `class`, assignments, …).
     pub defined_here: BTreeSet<String>,
     /// File paths written in the question, and modules written as dotted paths (as
@@ -188,6 +193,7 @@ impl Question {
             about_tests: asks_about_tests(text, &defined_here),
             shape,
             names: Vec::new(),
+            plain_words: Vec::new(),
             defined_here,
             paths: paths(text),
             frames: frames(text),
@@ -195,6 +201,7 @@ impl Question {
             flags: flags(text),
         };
         question.names = names(&question, &prose, &code);
+        question.plain_words = plain_words(&prose, &question.names);
         question
     }
 
@@ -529,6 +536,25 @@ fn names(question: &Question, prose: &str, code: &str) -> Vec<Name> {
     for ident in IDENT.find_iter(code) {
         if is_compound(ident.as_str()) {
             add(ident.as_str(), Origin::Code);
+        }
+    }
+    out
+}
+
+/// The shortest plain word that may mean a definition.
+const PLAIN_WORD_MIN_CHARS: usize = 4;
+
+/// The prose's plain words that are not already among its names (see
+/// [`Question::plain_words`]).
+fn plain_words(prose: &str, names: &[Name]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for ident in IDENT.find_iter(prose) {
+        let word = ident.as_str();
+        let plain = word.len() >= PLAIN_WORD_MIN_CHARS
+            && word.chars().all(|c| c.is_ascii_alphabetic())
+            && !is_compound(word);
+        if plain && !names.iter().any(|n| n.text == word) && !out.iter().any(|w| w == word) {
+            out.push(word.to_string());
         }
     }
     out
@@ -871,6 +897,14 @@ mod tests {
             frame_at(&q, "router/index.js").function.as_deref(),
             Some("handle")
         );
+    }
+
+    #[test]
+    fn plain_words_are_the_prose_words_not_written_as_code() {
+        let q = Question::read(
+            "Fix fuentes error for tz-aware inputs in `read_tmy3` and PVSystem\n\n```\nreindl(x)\n```",
+        );
+        assert_eq!(q.plain_words, ["fuentes", "error", "aware", "inputs"]);
     }
 
     #[test]
