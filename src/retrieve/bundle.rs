@@ -398,18 +398,58 @@ impl Focus {
             .any(|(p, l)| *l == line && (p == path || p.ends_with(&format!("/{path}"))))
     }
 
-    /// How strongly a source line is pointed at: a frame's line beats any word overlap.
-    fn weight(&self, path: &str, number: u32, line: &str) -> usize {
+    /// How strongly a source line is pointed at: a frame's line beats any word overlap, and the
+    /// words of a comment or docstring line (`prose`) do not count: it restates the question's
+    /// words and is rarely what a fix edits.
+    fn weight(&self, path: &str, number: u32, line: &str, prose: bool) -> usize {
         let frame = if self.frame_line(path, number) {
             100
         } else {
             0
         };
+        if prose {
+            return frame;
+        }
         let mut words = crate::text::search_words(line);
         words.sort();
         words.dedup();
         frame + words.iter().filter(|w| self.words.contains(*w)).count()
     }
+}
+
+/// Which lines of a definition's source are comments or docstrings: lines opening with a
+/// comment marker (`//`, `/*`, `*`, `# `, `-- `), and the lines of a triple-quoted string that
+/// opens on a line of its own (Python's docstrings).
+fn prose_lines(lines: &[&str]) -> Vec<bool> {
+    let mut in_docstring = false;
+    lines
+        .iter()
+        .map(|line| {
+            let text = line.trim_start();
+            let quotes = text.matches("\"\"\"").count() + text.matches("\'\'\'").count();
+            let opens_with_string = text
+                .trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F'])
+                .starts_with(['"', '\'']);
+            let opens = !in_docstring && quotes % 2 == 1 && opens_with_string;
+            let prose =
+                in_docstring || opens || (quotes >= 2 && opens_with_string) || is_comment(text);
+            if quotes % 2 == 1 && (opens || in_docstring) {
+                in_docstring = !in_docstring;
+            }
+            prose
+        })
+        .collect()
+}
+
+/// Whether a (left-trimmed) line opens with a comment marker.
+fn is_comment(text: &str) -> bool {
+    text.starts_with("//")
+        || text.starts_with("/*")
+        || text.starts_with('*')
+        || text == "#"
+        || text.starts_with("# ")
+        || text.starts_with("#:")
+        || text.starts_with("-- ")
 }
 
 /// Whether the excerpt's first line (the definition's first line) begins `signature`: the
@@ -431,13 +471,16 @@ fn shows_every_line(excerpt: &str, content: &str) -> bool {
         .all(|line| excerpt.contains(line))
 }
 
-/// Source lines an excerpt shows at most (besides the first line).
-const EXCERPT_LINES: usize = 4;
+/// Source lines an excerpt shows at most (besides the first line): 4 → 7 showed an edited
+/// line in 10.1 % of the change descriptions' default answers instead of 7.7 % (lexical plane,
+/// 2026-12-03), median answer 257 / 214 / 215 tokens on the three issue sets.
+const EXCERPT_LINES: usize = 7;
 /// Characters of one excerpt line shown.
 const EXCERPT_LINE_CHARS: usize = 120;
 
 /// The source floor at minimal verbosity: the entity's first line and the lines the question
-/// points at most (frame lines, then the most question words), each with its line number, in
+/// points at most (frame lines, then code lines with the most question words; comments and
+/// docstrings restate the question and are not what a fix edits), each with its line number, in
 /// source order, gaps marked; the whole source is one `verbosity=standard` away.
 fn source_excerpt(generation: &LoadedGeneration, entity: &Entity, focus: &Focus) -> Option<String> {
     let source = generation.source_of(&entity.id);
@@ -450,11 +493,12 @@ fn source_excerpt(generation: &LoadedGeneration, entity: &Entity, focus: &Focus)
     if lines.len() <= EXCERPT_LINES + 1 {
         return render_source(entity, &source);
     }
+    let prose = prose_lines(&lines);
     let mut scored: Vec<(usize, usize)> = lines
         .iter()
         .enumerate()
         .skip(1)
-        .map(|(i, l)| (focus.weight(&entity.path, number(i), l), i))
+        .map(|(i, l)| (focus.weight(&entity.path, number(i), l, prose[i]), i))
         .filter(|(w, _)| *w > 0)
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -519,6 +563,29 @@ fn truncated_source(text: &str, source: &str, budget: usize) -> Option<String> {
 mod tests {
     use super::*;
     use crate::retrieve::question::Question;
+
+    #[test]
+    fn comments_and_docstrings_are_told_from_code() {
+        let source = [
+            "def reindl(ghi, dni):",
+            "    r\"\"\"",
+            "    Diffuse irradiance with Reindl's model.",
+            "    \"\"\"",
+            "    # the horizon brightening term",
+            "    term = ghi / dni  # inline comments stay code",
+            "    \"\"\"Not a docstring but a one-line string.\"\"\"",
+            "    return term",
+            "    // a C comment",
+            "     * a block comment's line",
+            "#include <stdio.h>",
+        ];
+        assert_eq!(
+            prose_lines(&source),
+            [
+                false, true, true, true, true, false, true, false, true, true, false
+            ]
+        );
+    }
 
     #[test]
     fn classification_reads_intent() {
