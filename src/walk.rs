@@ -403,7 +403,8 @@ const TEST_FILE_CONVENTIONS: &[(&str, StemRule)] = &[
 /// Whether a path holds generated, bundled or vendored code, which a fix rarely touches: an
 /// amalgamated single header (`single_include/`, `singleheader/`, `amalgamation/`), a build
 /// bundle (`dist/`), vendored third-party code (`vendor/`, `third_party/`, `deps/`, …) or a
-/// generated file by its name (`x.pb.go`, `x_pb2.py`, `x.min.js`, `zz_generated.x.go`).
+/// generated file by its name (`x.pb.go`, `x_pb2.py`, `x.min.js`, `zz_generated.x.go`), or a
+/// tool copied into the project whole (`versioneer.py`, and the `_version.py` it writes).
 pub fn is_generated_path(path: &str) -> bool {
     const FOLDERS: &[&str] = &[
         "single_include",
@@ -426,6 +427,9 @@ pub fn is_generated_path(path: &str) -> bool {
     ];
     let (mut folders, file) = folders_and_file(path);
     if folders.any(|s| FOLDERS.contains(&s)) {
+        return true;
+    }
+    if COPIED_TOOLS.contains(&file) {
         return true;
     }
     let words: Vec<&str> = file.split(['.', '_', '-']).collect();
@@ -475,6 +479,8 @@ pub fn is_history_path(path: &str) -> bool {
 
 /// File name endings of code generators: Dart's build_runner family (`json_serializable`,
 /// `freezed`, `auto_route`, `mockito`), Swift's `*.generated.swift` is caught by the word.
+/// Files a tool writes into a project whole, the same in every project that uses it.
+const COPIED_TOOLS: &[&str] = &["versioneer.py", "_version.py"];
 const GENERATED_SUFFIXES: &[&str] = &[".g.dart", ".freezed.dart", ".gr.dart", ".mocks.dart"];
 
 #[cfg(test)]
@@ -535,6 +541,8 @@ mod tests {
             "apis/zz_generated.deepcopy.go",
             "lib/models/cart.g.dart",
             "lib/models/cart.freezed.dart",
+            "versioneer.py",
+            "pvlib/_version.py",
         ] {
             assert!(is_generated_path(path), "{path}");
         }
@@ -545,6 +553,7 @@ mod tests {
             "src/generator.py",
             "lib/cart.dart",
             "lib/g.dart",
+            "src/version.py",
         ] {
             assert!(!is_generated_path(path), "{path}");
         }
