@@ -429,13 +429,11 @@ pub fn is_generated_path(path: &str) -> bool {
     if folders.any(|s| FOLDERS.contains(&s)) {
         return true;
     }
-    if COPIED_TOOLS.contains(&file) {
-        return true;
-    }
     let words: Vec<&str> = file.split(['.', '_', '-']).collect();
     let marked = |w: &str| words[1..].contains(&w);
     words.len() > 2 && (marked("pb") || marked("pb2") || marked("min") || marked("bundle"))
         || words.contains(&"generated")
+        || COPIED_TOOLS.contains(&file)
         || GENERATED_SUFFIXES
             .iter()
             .any(|suffix| file.ends_with(suffix))
@@ -477,10 +475,10 @@ pub fn is_history_path(path: &str) -> bool {
     STEMS.contains(&stem) || folders.any(|f| FOLDERS.contains(&f))
 }
 
-/// File name endings of code generators: Dart's build_runner family (`json_serializable`,
-/// `freezed`, `auto_route`, `mockito`), Swift's `*.generated.swift` is caught by the word.
 /// Files a tool writes into a project whole, the same in every project that uses it.
 const COPIED_TOOLS: &[&str] = &["versioneer.py", "_version.py"];
+/// File name endings of code generators: Dart's build_runner family (`json_serializable`,
+/// `freezed`, `auto_route`, `mockito`), Swift's `*.generated.swift` is caught by the word.
 const GENERATED_SUFFIXES: &[&str] = &[".g.dart", ".freezed.dart", ".gr.dart", ".mocks.dart"];
 
 #[cfg(test)]

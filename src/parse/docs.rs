@@ -288,9 +288,12 @@ pub fn clean_comment(raw: &str) -> String {
     lines.join("\n")
 }
 
+/// The letters that may prefix a Python string literal (`r"""…"""`, `b'…'`, `f"…"`).
+pub const STRING_PREFIXES: [char; 8] = ['r', 'u', 'b', 'f', 'R', 'U', 'B', 'F'];
+
 /// Strips string prefixes and quotes from a docstring literal and dedents it.
 pub fn clean_docstring(raw: &str) -> String {
-    let body = raw.trim_start_matches(['r', 'u', 'b', 'f', 'R', 'U', 'B', 'F']);
+    let body = raw.trim_start_matches(STRING_PREFIXES);
     let body = ["\"\"\"", "'''", "\"", "'"]
         .iter()
         .find_map(|q| body.strip_prefix(q).and_then(|b| b.strip_suffix(q)))

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tree_sitter::{ParseOptions, ParseState, Parser};
 
+pub use docs::STRING_PREFIXES;
 pub use languages::{Language, LanguageSpec};
 
 use crate::walk::{FileState, SourceFile};

@@ -428,7 +428,7 @@ fn prose_lines(lines: &[&str]) -> Vec<bool> {
             let text = line.trim_start();
             let quotes = text.matches("\"\"\"").count() + text.matches("\'\'\'").count();
             let opens_with_string = text
-                .trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F'])
+                .trim_start_matches(crate::parse::STRING_PREFIXES)
                 .starts_with(['"', '\'']);
             let opens = !in_docstring && quotes % 2 == 1 && opens_with_string;
             let prose =
