@@ -964,3 +964,56 @@ fn a_rare_plain_word_naming_a_function_is_read_as_its_name() {
         "{answer}"
     );
 }
+
+/// Within the leading file, the long function that does the work outranks the short one that
+/// shares a few of the report's words (the shape of Catch2#1608: the report quotes the
+/// destructor's assertion, the fix splits the names in the constructor).
+#[test]
+fn a_report_is_answered_by_the_long_function_that_does_the_work_not_a_short_neighbour() {
+    let capture = "\"\"\"Messages recorded for an assertion: what CAPTURE(...) shows when a check fails.\"\"\"\n\n\n\
+        class Capturer:\n    \
+            \"\"\"Records the values of the expressions named in one CAPTURE(...) call.\"\"\"\n\n    \
+            def __init__(self, macro, names, values):\n        \
+                self.macro = macro\n        \
+                self.messages = []\n        \
+                self.captured = 0\n        \
+                start = 0\n        \
+                # One message per name.\n        \
+                for pos, char in enumerate(names):\n            \
+                    if char == \",\":\n                \
+                        self.messages.append(names[start:pos].strip())\n                \
+                        start = pos + 1\n        \
+                self.messages.append(names[start:].strip())\n        \
+                for name, value in zip(self.messages, values):\n            \
+                    self.record(name, value)\n\n    \
+            def record(self, name, value):\n        \
+                \"\"\"Adds `name := value` to the messages of the running check.\"\"\"\n        \
+                self.captured += 1\n        \
+                return \"%s := %r\" % (name, value)\n\n    \
+            def close(self):\n        \
+                \"\"\"Ends the capture: every message was recorded once.\"\"\"\n        \
+                assert self.captured == len(self.messages)\n";
+    // Eight more modules, so the report's rarer words name one file.
+    let parts: Vec<(String, String)> = (1..=8)
+        .map(|i| {
+            let text = format!(
+                "\"\"\"Reporters, part {i}.\"\"\"\n\n\ndef report_{i}(stream, result):\n    \
+                 \"\"\"Writes a result, part {i}.\"\"\"\n    stream.write(str(result) + \"{i}\")\n"
+            );
+            (format!("check/report{i}.py"), text)
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = vec![("check/capture.py", capture)];
+    files.extend(parts.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let repo = lexical_repo(&files);
+    let report = "CAPTURE(\"text, with comma\") fails\n\n\
+        When a string containing a comma is passed to CAPTURE and the check succeeds, the program \
+        fails an assertion because the captured count differs from the messages.\n\n\
+        Expected: the quoted text is one message. CAPTURE((\"text, with comma\")) works as expected.";
+    let answer = query(repo.path(), report, &[]);
+    assert_eq!(
+        first_header(&answer),
+        "## Capturer.__init__ (method, check/capture.py:7-19)",
+        "{answer}"
+    );
+}

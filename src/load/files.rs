@@ -47,6 +47,17 @@ impl Bm25 {
     /// Keys by BM25 over the question's words (each distinct word once), best first, ties by
     /// key; at most `limit`, only keys with a positive score.
     pub fn rank(&self, words: &[String], limit: usize) -> Vec<(&str, f64)> {
+        self.rank_with_length_norm(words, limit, B)
+    }
+
+    /// [`Bm25::rank`] with length normalisation `b` (0: none, 1: full) in place of the usual
+    /// 0.75.
+    pub fn rank_with_length_norm(
+        &self,
+        words: &[String],
+        limit: usize,
+        b: f64,
+    ) -> Vec<(&str, f64)> {
         let mut distinct: Vec<&String> = words.iter().collect();
         distinct.sort();
         distinct.dedup();
@@ -61,7 +72,7 @@ impl Bm25 {
             for &(document, tf) in postings {
                 let tf = f64::from(tf);
                 let length = f64::from(self.lengths[document as usize]);
-                let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
+                let norm = K1 * (1.0 - b + b * length / self.average_length.max(1.0));
                 *scores.entry(document).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
