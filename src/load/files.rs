@@ -47,16 +47,18 @@ impl Bm25 {
     /// Keys by BM25 over the question's words (each distinct word once), best first, ties by
     /// key; at most `limit`, only keys with a positive score.
     pub fn rank(&self, words: &[String], limit: usize) -> Vec<(&str, f64)> {
-        self.rank_with_length_norm(words, limit, B)
+        self.rank_where(words, limit, B, |_| true)
     }
 
-    /// [`Bm25::rank`] with length normalisation `b` (0: none, 1: full) in place of the usual
-    /// 0.75.
-    pub fn rank_with_length_norm(
+    /// [`Bm25::rank`] among the keys `keep` accepts (the others are never scored; word
+    /// statistics stay those of every document), with length normalisation `b` (0: none, 1:
+    /// full) in place of the usual 0.75.
+    pub fn rank_where(
         &self,
         words: &[String],
         limit: usize,
         b: f64,
+        keep: impl Fn(&str) -> bool,
     ) -> Vec<(&str, f64)> {
         let mut distinct: Vec<&String> = words.iter().collect();
         distinct.sort();
@@ -70,6 +72,9 @@ impl Bm25 {
             let df = postings.len() as f64;
             let idf = (1.0 + (documents - df + 0.5) / (df + 0.5)).ln();
             for &(document, tf) in postings {
+                if !keep(&self.keys[document as usize]) {
+                    continue;
+                }
                 let tf = f64::from(tf);
                 let length = f64::from(self.lengths[document as usize]);
                 let norm = K1 * (1.0 - b + b * length / self.average_length.max(1.0));

@@ -124,8 +124,6 @@ const CONTAINER_SHARE: f64 = 0.5;
 /// Weight of the unit leg (BM25 over each function's and method's own text) at full file-prior
 /// strength: reports only, like the file leg.
 const UNIT_LEG_WEIGHT: f64 = 1.0;
-/// The unit leg's length normalisation (BM25's usual `b`).
-const UNIT_LEG_LENGTH_NORM: f64 = 0.75;
 
 /// The files, best first by pooled evidence, whose units a report's words rank among
 /// themselves, and that ranking's weight at full file-prior strength. Two files: the fix's
@@ -970,16 +968,33 @@ fn credit_units_in_files(
     hits: &mut Vec<Hit>,
     files: &[RankedFile],
 ) {
-    let units = ranked_units(generation, question, IN_FILE_LENGTH_NORM, usize::MAX);
-    if units.is_empty() {
+    if !reads_as_report(question) {
         return;
     }
-    let weight = IN_FILE_WEIGHT * file_prior_strength(question);
     let leading: HashSet<&str> = files
         .iter()
         .take(FILES_OPENED)
         .map(|f| f.path.as_str())
         .collect();
+    // An entity id is `<path>::<qualified name>`: only the leading files' units are scored.
+    let in_leading_file = |id: &str| {
+        leading.iter().any(|path| {
+            id.strip_prefix(path)
+                .is_some_and(|name| name.starts_with("::"))
+        })
+    };
+    let units: Vec<&str> = generation
+        .units
+        .rank_where(
+            &question.words,
+            usize::MAX,
+            IN_FILE_LENGTH_NORM,
+            in_leading_file,
+        )
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let weight = IN_FILE_WEIGHT * file_prior_strength(question);
     let mut position: HashMap<String, usize> = hits
         .iter()
         .enumerate()
@@ -1007,31 +1022,18 @@ fn credit_units_in_files(
     }
 }
 
-/// The units (functions and methods) whose own text best matches a report's words, best
-/// first, at most `limit` (BM25 over the unit index with length normalisation `b`); nothing for
-/// a question too short to read as a report.
-fn ranked_units<'g>(
-    generation: &'g LoadedGeneration,
-    question: &Question,
-    b: f64,
-    limit: usize,
-) -> Vec<&'g str> {
+/// The unit leg: the units (functions and methods) of the whole index whose own text best
+/// matches a report's words, best first (BM25 over the unit index); nothing for a question too
+/// short to read as a report.
+fn unit_leg(generation: &LoadedGeneration, question: &Question) -> Vec<String> {
     if !reads_as_report(question) {
         return Vec::new();
     }
     generation
         .units
-        .rank_with_length_norm(&question.words, limit, b)
+        .rank(&question.words, CANDIDATES)
         .into_iter()
-        .map(|(id, _)| id)
-        .collect()
-}
-
-/// The unit leg: the best units of the whole index.
-fn unit_leg(generation: &LoadedGeneration, question: &Question) -> Vec<String> {
-    ranked_units(generation, question, UNIT_LEG_LENGTH_NORM, CANDIDATES)
-        .into_iter()
-        .map(str::to_string)
+        .map(|(id, _)| id.to_string())
         .collect()
 }
 
