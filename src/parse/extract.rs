@@ -365,13 +365,16 @@ fn leading_siblings<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
     first
 }
 
-/// `Foo<T>` → `Foo`, `ns::Foo` → `ns.Foo`, `*Foo` → `Foo`.
+/// The type a receiver or an `impl` names, without generics, pointer and reference sigils,
+/// lifetimes or `mut`/`dyn`/`const` (`&'a mut Vec<T>` is `Vec`), path separators as dots.
 fn normalize_type(text: &str) -> String {
     let base = text.split('<').next().unwrap_or(text);
-    base.replace("::", ".")
-        .replace('\\', ".")
-        .trim_matches(|c: char| c == '*' || c == '&' || c.is_whitespace())
-        .to_string()
+    let words: Vec<&str> = base
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| c == '*' || c == '&'))
+        .filter(|w| !w.is_empty() && !w.starts_with('\'') && !matches!(*w, "mut" | "dyn" | "const"))
+        .collect();
+    words.join(" ").replace("::", ".").replace('\\', ".")
 }
 
 fn last_segment(text: &str) -> String {
@@ -733,5 +736,9 @@ mod tests {
         assert_eq!(normalize_type("Foo<T>"), "Foo");
         assert_eq!(normalize_type("ns::Foo"), "ns.Foo");
         assert_eq!(normalize_type("*Store"), "Store");
+        assert_eq!(normalize_type("&'data mut Vec<T>"), "Vec");
+        assert_eq!(normalize_type("&'a mut Deserializer<R>"), "Deserializer");
+        assert_eq!(normalize_type("*const Node"), "Node");
+        assert_eq!(normalize_type("Box<dyn Error>"), "Box");
     }
 }
