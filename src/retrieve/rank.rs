@@ -1008,9 +1008,6 @@ fn credit_units_in_files(
             continue;
         };
         let path = generation.chunks[chunk].path.as_str();
-        if !leading.contains(path) {
-            continue;
-        }
         let nth = nth_in_file.entry(path).or_insert(0);
         *nth += 1;
         let rank = *nth;
