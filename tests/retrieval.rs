@@ -1017,3 +1017,43 @@ fn a_report_is_answered_by_the_long_function_that_does_the_work_not_a_short_neig
         "{answer}"
     );
 }
+
+/// A Rust report names an `impl` block the way Rust people speak of it, `Drop for Drain`: the
+/// answer is that block's method, not the method whose words the rest of the report fits
+/// (`par_drain`, which the report calls) nor another type's `drop`.
+#[test]
+fn a_rust_trait_for_a_type_is_answered_by_that_impl_blocks_method() {
+    let vec = "//! Parallel draining of a vector's range.\n\n\
+        use std::ops::Range;\n\n\
+        pub struct Drain<'data, T> {\n    vec: &'data mut Vec<T>,\n    range: Range<usize>,\n    orig_len: usize,\n}\n\n\
+        impl<T> ParallelDrainRange for Vec<T> {\n    \
+            fn par_drain(&mut self, range: Range<usize>) -> Drain<'_, T> {\n        \
+                let orig_len = self.len();\n        \
+                // The range is checked here; the tail moves back when the drain is dropped.\n        \
+                assert!(range.start <= range.end && range.end <= orig_len, \"drain range out of bounds\");\n        \
+                Drain { vec: self, range, orig_len }\n    }\n}\n\n\
+        impl<'data, T> Drain<'data, T> {\n    \
+            pub fn len(&self) -> usize {\n        self.range.end - self.range.start\n    }\n}\n\n\
+        impl<'data, T> Iterator for Drain<'data, T> {\n    \
+            type Item = T;\n    fn next(&mut self) -> Option<T> {\n        None\n    }\n}\n\n\
+        impl<'data, T> Drop for Drain<'data, T> {\n    \
+            fn drop(&mut self) {\n        \
+                if self.range.is_empty() {\n            return;\n        }\n        \
+                let start = self.range.start;\n        \
+                unsafe { self.vec.set_len(start) };\n    }\n}\n\n\
+        pub struct IntoIter<T> {\n    vec: Vec<T>,\n}\n\n\
+        impl<T> Drop for IntoIter<T> {\n    \
+            fn drop(&mut self) {\n        self.vec.clear();\n    }\n}\n";
+    let lib = "//! Parallel iterators over collections.\npub mod vec;\n\n\
+        pub trait ParallelDrainRange {\n    \
+            fn par_drain(&mut self, range: std::ops::Range<usize>) -> vec::Drain<'_, u8>;\n}\n";
+    let repo = lexical_repo(&[("src/vec.rs", vec), ("src/lib.rs", lib)]);
+    let report = "Bug in Drop for Drain<'data, T>\n\n\
+        If you drain an empty range of a vector with par_drain(5..5), the vector loses its tail: \
+        the range is empty, yet after the drain the vec has only 5 elements left, not 10.";
+    let answer = query(repo.path(), report, &[]);
+    assert!(
+        first_header(&answer).starts_with("## Drain.drop (method, src/vec.rs:"),
+        "{answer}"
+    );
+}

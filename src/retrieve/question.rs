@@ -82,6 +82,16 @@ pub struct Question {
     /// Command-line flags the question writes (`--hidden` as `hidden`): the code that
     /// declares a flag spells it in a string literal.
     pub flags: Vec<String>,
+    /// Trait implementations named the way Rust writes them, `Drop for Drain<'data, T>`:
+    /// the methods of that one `impl` block are meant, not every method of the type.
+    pub trait_impls: Vec<TraitImpl>,
+}
+
+/// `Trait for Type` in a question's prose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraitImpl {
+    pub trait_name: String,
+    pub type_name: String,
 }
 
 /// A pattern whose `{EXT}` stands for a source file's extension ([`EXTENSIONS`]): the paths
@@ -176,6 +186,10 @@ static PANIC: LazyLock<Regex> = LazyLock::new(|| {
 /// A command-line flag: `--hidden`, `--no-ignore-vcs`.
 static FLAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[\s`'(\[])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b").unwrap());
+/// `Trait for Type` (each a capitalised name, the trait's generic arguments allowed).
+static TRAIT_FOR_TYPE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([A-Z][A-Za-z0-9_]*)(?:<[^<>\n]*>)?`? +for +`?([A-Z][A-Za-z0-9_]*)\b").unwrap()
+});
 static QUOTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""([^"\n]{12,200})"|'([^'\n]{12,200})'"#).unwrap());
 
@@ -199,6 +213,7 @@ impl Question {
             frames: frames(text),
             messages: messages(text, &prose),
             flags: flags(text),
+            trait_impls: trait_impls(&prose),
         };
         question.names = names(&question, &prose, &code);
         question.plain_words = plain_words(&prose, &question.names);
@@ -622,6 +637,21 @@ fn module_path(written: &str) -> Option<String> {
     (keep >= 2).then(|| parts[..keep].join("/"))
 }
 
+/// `Trait for Type` pairs of the prose, each once, in order.
+fn trait_impls(prose: &str) -> Vec<TraitImpl> {
+    let mut out: Vec<TraitImpl> = Vec::new();
+    for c in TRAIT_FOR_TYPE.captures_iter(prose) {
+        let pair = TraitImpl {
+            trait_name: c[1].to_string(),
+            type_name: c[2].to_string(),
+        };
+        if !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
+}
+
 /// Command-line flags, each once, without their dashes.
 fn flags(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -948,6 +978,19 @@ mod tests {
             q.messages[0],
             "Found argument '--threads' which wasn't expected"
         );
+    }
+
+    #[test]
+    fn a_trait_for_a_type_names_one_impl_block() {
+        let q = Question::read(
+            "Bug in Drop for Drain<'data, T>\n\nSee `Deserialize<'de> for Value` and Drop for Drain again.\n```rust\nimpl Clone for Mine {}\n```",
+        );
+        let pairs: Vec<(&str, &str)> = q
+            .trait_impls
+            .iter()
+            .map(|p| (p.trait_name.as_str(), p.type_name.as_str()))
+            .collect();
+        assert_eq!(pairs, [("Drop", "Drain"), ("Deserialize", "Value")]);
     }
 
     #[test]

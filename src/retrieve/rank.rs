@@ -231,6 +231,7 @@ pub async fn rank(
     );
     let about_tests = question.about_tests;
     add_name_matches(generation, &mut fused, question, about_tests);
+    add_trait_impls(generation, &mut fused, question);
     let frame_files = add_frames(generation, &mut fused, question);
     add_messages(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
@@ -409,6 +410,75 @@ fn drop_constructors_of_named_type(definitions: &mut Vec<&Entity>, name: &str) {
     if definitions.iter().any(|e| e.kind == EntityKind::Class) {
         definitions.retain(|e| !(e.kind == EntityKind::Method && owned_by(e, name)));
     }
+}
+
+/// A Rust question names an `impl` block as `Drop for Drain`: the methods of that block (the
+/// type's methods in the edge's file from its `impl` line up to the file's next trait `impl`)
+/// count as the two names it wrote (the trait's and the type's both point at them), in the
+/// order written, spread over the blocks of that pair as a name is over its definitions; the
+/// type's other methods gain nothing.
+fn add_trait_impls(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+) {
+    let mut rank = 0u32;
+    for pair in &question.trait_impls {
+        let blocks = impl_blocks(generation, &pair.trait_name, &pair.type_name);
+        let weight = 2.0 * NAME_WEIGHT / (blocks.len() as f64).powf(NAME_SPREAD);
+        for method in blocks.into_iter().flatten() {
+            let Some(index) = generation.first_chunk_index(&method.id) else {
+                continue;
+            };
+            rank += 1;
+            let hit = credit(fused, &method.id, index, weight / (RRF_K + rank as f64));
+            hit.evidence.name_match = true;
+        }
+    }
+}
+
+/// The methods of each Rust `impl trait_name for type_name` block outside tests, a block's
+/// methods in line order.
+fn impl_blocks<'g>(
+    generation: &'g LoadedGeneration,
+    trait_name: &str,
+    type_name: &str,
+) -> Vec<Vec<&'g Entity>> {
+    let names_trait = |target: &str| target.rsplit(['.', ':']).next() == Some(trait_name);
+    let types = generation.entities_named(type_name).filter(|e| {
+        e.kind == EntityKind::Class && e.path.ends_with(".rs") && !is_test_path(&e.path)
+    });
+    let mut blocks = Vec::new();
+    for ty in types {
+        for edge in generation.outgoing(&ty.id, EdgeKind::Implements) {
+            if !names_trait(&edge.target_name) {
+                continue;
+            }
+            let next_impl = generation
+                .edges
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Implements && e.path == edge.path)
+                .map(|e| e.line)
+                .filter(|&line| line > edge.line)
+                .min()
+                .unwrap_or(u32::MAX);
+            let mut methods: Vec<&Entity> = generation
+                .entities
+                .iter()
+                .filter(|m| {
+                    m.kind == EntityKind::Method
+                        && m.path == edge.path
+                        && owned_by(m, type_name)
+                        && (edge.line..next_impl).contains(&m.span.start_line)
+                })
+                .collect();
+            methods.sort_by_key(|m| m.span.start_line);
+            if !methods.is_empty() {
+                blocks.push(methods);
+            }
+        }
+    }
+    blocks
 }
 
 /// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
