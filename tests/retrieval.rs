@@ -1057,3 +1057,44 @@ fn a_rust_trait_for_a_type_is_answered_by_that_impl_blocks_method() {
         "{answer}"
     );
 }
+
+/// A question that speaks of a type's constructor means the method that builds it
+/// (`__init__` here; `constructor`, `init`, `new` or the type's own name elsewhere), not the
+/// method whose words the rest of the question fits (`formatted` names the family and given
+/// names too).
+#[test]
+fn a_question_about_a_types_constructor_is_answered_by_the_constructor() {
+    let person = "\"\"\"Person names as DICOM writes them: family^given^middle.\"\"\"\n\n\n\
+        class PersonName:\n    \
+            \"\"\"A person's name, with its components and the encodings used to read it.\"\"\"\n\n    \
+            def __init__(self, val, encodings=None):\n        \
+                self.original = val\n        \
+                self.encodings = encodings or [\"iso8601\"]\n        \
+                self.components = str(val).split(\"^\")\n\n    \
+            @classmethod\n    \
+            def from_named_components(cls, family_name=\"\", given_name=\"\", middle_name=\"\"):\n        \
+                \"\"\"Builds a name from its named components, family name first.\"\"\"\n        \
+                return cls(\"^\".join([family_name, given_name, middle_name]))\n\n    \
+            def family_name(self):\n        \
+                \"\"\"The family name component of the person's name.\"\"\"\n        \
+                return self.components[0]\n\n    \
+            def given_name(self):\n        \
+                \"\"\"The given name component of the person's name.\"\"\"\n        \
+                return self.components[1] if len(self.components) > 1 else \"\"\n\n    \
+            def formatted(self, fmt):\n        \
+                \"\"\"The name's components given to a format string.\"\"\"\n        \
+                return fmt % {\"family_name\": self.family_name(), \"given_name\": self.given_name()}\n";
+    let tag = "\"\"\"Tags of a data element.\"\"\"\n\n\n\
+        def tag_for_keyword(keyword):\n    \
+            \"\"\"The tag a keyword names.\"\"\"\n    \
+            return hash(keyword) & 0xFFFFFFFF\n";
+    let repo = lexical_repo(&[("names/person.py", person), ("names/tag.py", tag)]);
+    let question = "PersonName constructor fails on bytes\n\n\
+        Building a PersonName from the raw bytes of a family name and given name raises instead \
+        of decoding them with the encodings given.";
+    let answer = query(repo.path(), question, &[]);
+    assert!(
+        first_header(&answer).starts_with("## PersonName.__init__ (method, names/person.py:"),
+        "{answer}"
+    );
+}

@@ -85,6 +85,9 @@ pub struct Question {
     /// Trait implementations named the way Rust writes them, `Drop for Drain<'data, T>`:
     /// the methods of that one `impl` block are meant, not every method of the type.
     pub trait_impls: Vec<TraitImpl>,
+    /// The prose speaks of constructors (`constructor`, `ctor`, `initializer`): the types it
+    /// names are meant by the methods that build them.
+    pub about_constructors: bool,
 }
 
 /// `Trait for Type` in a question's prose.
@@ -186,6 +189,8 @@ static PANIC: LazyLock<Regex> = LazyLock::new(|| {
 /// A command-line flag: `--hidden`, `--no-ignore-vcs`.
 static FLAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[\s`'(\[])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b").unwrap());
+static CONSTRUCTOR_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(?:constructors?|ctors?|initiali[sz]ers?)\b").unwrap());
 /// `Trait for Type` (each a capitalised name, the trait's generic arguments allowed).
 static TRAIT_FOR_TYPE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b([A-Z][A-Za-z0-9_]*)(?:<[^<>\n]*>)?`? +for +`?([A-Z][A-Za-z0-9_]*)\b").unwrap()
@@ -214,6 +219,7 @@ impl Question {
             messages: messages(text, &prose),
             flags: flags(text),
             trait_impls: trait_impls(&prose),
+            about_constructors: CONSTRUCTOR_WORD.is_match(&prose),
         };
         question.names = names(&question, &prose, &code);
         question.plain_words = plain_words(&prose, &question.names);
@@ -991,6 +997,16 @@ mod tests {
             .map(|p| (p.trait_name.as_str(), p.type_name.as_str()))
             .collect();
         assert_eq!(pairs, [("Drop", "Drain"), ("Deserialize", "Value")]);
+    }
+
+    #[test]
+    fn constructors_are_asked_about_in_prose_only() {
+        assert!(Question::read("Person Name Constructors (#1331)").about_constructors);
+        assert!(Question::read("the Foo ctor throws").about_constructors);
+        assert!(!Question::read("constructs a new client").about_constructors);
+        assert!(
+            !Question::read("Fails:\n```js\nclass A { constructor() {} }\n```").about_constructors
+        );
     }
 
     #[test]

@@ -232,6 +232,7 @@ pub async fn rank(
     let about_tests = question.about_tests;
     add_name_matches(generation, &mut fused, question, about_tests);
     add_trait_impls(generation, &mut fused, question);
+    add_constructors(generation, &mut fused, question, about_tests);
     let frame_files = add_frames(generation, &mut fused, question);
     add_messages(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
@@ -342,7 +343,7 @@ fn add_name_matches(
         if !owned.is_empty() {
             definitions = owned;
         }
-        if question.long {
+        if question.long && !question.about_constructors {
             drop_constructors_of_named_type(&mut definitions, &name.text);
         }
         definitions.sort_by(|a, b| {
@@ -479,6 +480,66 @@ fn impl_blocks<'g>(
         }
     }
     blocks
+}
+
+/// What constructors are called across languages, besides the type's own name (Java, C#, C++,
+/// Dart …): Python, JavaScript and TypeScript, Swift, Ruby, PHP, and Rust's convention.
+const CONSTRUCTOR_NAMES: &[&str] = &[
+    "__init__",
+    "__new__",
+    "constructor",
+    "init",
+    "initialize",
+    "__construct",
+    "new",
+];
+
+/// A question that speaks of constructors ("Person Name Constructors", "the `Foo` constructor
+/// throws") means the constructors of the types it names: each type's constructors gain what a
+/// written name gains, spread over the types as a name is over its definitions.
+fn add_constructors(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+    about_tests: bool,
+) {
+    if !question.about_constructors {
+        return;
+    }
+    let types: Vec<&Entity> = question
+        .names
+        .iter()
+        .filter(|n| n.origin != Origin::Code && !question.defined_here.contains(&n.text))
+        .flat_map(|n| generation.entities_named(&n.text))
+        .filter(|e| e.kind == EntityKind::Class && (about_tests || !is_test_path(&e.path)))
+        .collect();
+    if types.is_empty() {
+        return;
+    }
+    let weight = NAME_WEIGHT / (types.len() as f64).powf(NAME_SPREAD);
+    let mut rank = 0u32;
+    let mut seen = HashSet::new();
+    for ty in types {
+        let constructors = CONSTRUCTOR_NAMES
+            .iter()
+            .copied()
+            .chain([ty.name.as_str()])
+            .flat_map(|name| generation.entities_named(name))
+            .filter(|m| m.kind == EntityKind::Method && owned_by(m, &ty.name));
+        for constructor in constructors.filter(|m| seen.insert(m.id.as_str())) {
+            let Some(index) = generation.first_chunk_index(&constructor.id) else {
+                continue;
+            };
+            rank += 1;
+            let hit = credit(
+                fused,
+                &constructor.id,
+                index,
+                weight / (RRF_K + rank as f64),
+            );
+            hit.evidence.name_match = true;
+        }
+    }
 }
 
 /// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
