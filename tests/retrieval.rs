@@ -1098,3 +1098,43 @@ fn a_question_about_a_types_constructor_is_answered_by_the_constructor() {
         "{answer}"
     );
 }
+
+/// A change description that misspells a member under its owner
+/// (`Location.get_get_sun_rise_set_transit`) means the owner's member nearest in spelling,
+/// not the owner it qualifies.
+#[test]
+fn a_misspelt_member_under_its_owner_is_read_as_the_nearest_member() {
+    let location = "\"\"\"A place on Earth and the sun's path over it.\"\"\"\n\n\n\
+        class Location:\n    \
+            \"\"\"Latitude, longitude, altitude and time zone of a site.\"\"\"\n\n    \
+            def __init__(self, latitude, longitude, tz=\"UTC\", altitude=0):\n        \
+                self.latitude = latitude\n        \
+                self.longitude = longitude\n        \
+                self.tz = tz\n        \
+                self.altitude = altitude\n\n    \
+            def get_solarposition(self, times):\n        \
+                \"\"\"The sun's zenith and azimuth at the site for each of the times.\"\"\"\n        \
+                return [(self.latitude, t) for t in times]\n\n    \
+            def get_clearsky(self, times, model=\"ineichen\"):\n        \
+                \"\"\"Clear-sky irradiance at the site for each of the times.\"\"\"\n        \
+                return [(model, t) for t in times]\n\n    \
+            def get_sun_rise_set_transit(self, times, method=\"pyephem\"):\n        \
+                \"\"\"Sunrise, sunset and transit times for each day of the times.\"\"\"\n        \
+                return [(method, t, self.longitude) for t in times]\n";
+    let irradiance = "\"\"\"Irradiance on tilted planes.\"\"\"\n\n\n\
+        def get_total_irradiance(surface_tilt, surface_azimuth, dni, ghi, dhi):\n    \
+            \"\"\"Total irradiance on a plane from its tilt and the sky's components.\"\"\"\n    \
+            return dni + ghi + dhi + surface_tilt * 0 + surface_azimuth * 0\n";
+    let repo = lexical_repo(&[
+        ("pv/location.py", location),
+        ("pv/irradiance.py", irradiance),
+    ]);
+    let change =
+        "Fix typo in documentation pv.location.Location.get_get_sun_rise_set_transit (#1776)";
+    let answer = query(repo.path(), change, &[]);
+    assert!(
+        first_header(&answer)
+            .starts_with("## Location.get_sun_rise_set_transit (method, pv/location.py:"),
+        "{answer}"
+    );
+}

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use super::hit::{Evidence, Hit, RankedFile, Ranking, RetrievalMode, places_in_file};
 use super::plan::QueryPlan;
 use super::question::{Name, Origin, QueryShape, Question, message_fragments};
+use super::resolve::{MISSPELT_MIN_CHARS, misspelt_member, owned_by};
 use crate::error::StoreResult;
 use crate::graph::EdgeKind;
 use crate::load::generation::LoadedGeneration;
@@ -332,6 +333,9 @@ fn add_name_matches(
             .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
             .collect();
         if definitions.is_empty() {
+            definitions.extend(misspelt_member(generation, &name.owners, &name.text));
+        }
+        if definitions.is_empty() {
             continue;
         }
         // `Dict.getitem` means Dict's getitem, not every class's.
@@ -541,22 +545,6 @@ fn add_constructors(
         }
     }
 }
-
-/// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
-/// `Dict`, `Catch.Capturer.captureValue` under `Capturer`).
-fn owned_by(entity: &Entity, owner: &str) -> bool {
-    let qualified = &entity.qualified_name;
-    let Some(before) = qualified
-        .strip_suffix(entity.name.as_str())
-        .and_then(|q| q.strip_suffix('.'))
-    else {
-        return false;
-    };
-    before == owner || before.ends_with(&format!(".{owner}"))
-}
-
-/// File names shorter than this are not read as misspelt: too many files lie one letter apart.
-const MISSPELT_MIN_CHARS: usize = 8;
 
 /// The one indexed file whose name is one typo from the name a frame writes (`reponse.js:915`
 /// for `response.js`), with the same extension: a line number says the file is the project's,

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use super::hit::{Hit, places_in_file};
 use super::question::{QueryShape, Question};
+use super::resolve::misspelt_member;
 use crate::load::files::{fold_word, folder_words, spells, stem_words};
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
@@ -194,6 +195,13 @@ fn definitions<'g>(
             .entities_named(&symbol.name)
             .filter(outside_tests)
             .collect();
+    }
+    if found.is_empty()
+        && let Some(owner) = symbol.qualifier.as_ref().and_then(|q| q.rsplit('.').next())
+    {
+        found.extend(
+            misspelt_member(generation, &[owner.to_string()], &symbol.name).filter(outside_tests),
+        );
     }
     if let Some(qualifier) = &symbol.qualifier {
         let last = qualifier

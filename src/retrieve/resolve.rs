@@ -5,6 +5,10 @@
 use crate::load::generation::LoadedGeneration;
 use crate::parse::Entity;
 
+/// Names (of files or definitions) shorter than this are not read as misspelt: too many lie
+/// a letter apart.
+pub const MISSPELT_MIN_CHARS: usize = 8;
+
 /// At most this many candidates are listed when a name is ambiguous.
 pub const MAX_CANDIDATES: usize = 8;
 
@@ -63,4 +67,44 @@ pub fn resolve<'a>(generation: &'a LoadedGeneration, target: &str) -> Resolved<'
         }
     }
     Resolved::NotFound
+}
+
+/// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
+/// `Dict`, `Catch.Capturer.captureValue` under `Capturer`).
+pub fn owned_by(entity: &Entity, owner: &str) -> bool {
+    let qualified = &entity.qualified_name;
+    let Some(before) = qualified
+        .strip_suffix(entity.name.as_str())
+        .and_then(|q| q.strip_suffix('.'))
+    else {
+        return false;
+    };
+    before == owner || before.ends_with(&format!(".{owner}"))
+}
+
+/// A member written under its owner (`Location.get_get_sun_rise_set_transit`) that the
+/// project does not define, read as the owners' one member nearest to it in spelling, when
+/// at most a quarter of the written name differs: reports and changelogs misspell long names.
+pub fn misspelt_member<'g>(
+    generation: &'g LoadedGeneration,
+    owners: &[String],
+    written: &str,
+) -> Option<&'g Entity> {
+    if owners.is_empty() || written.chars().count() < MISSPELT_MIN_CHARS {
+        return None;
+    }
+    let allowed = written.chars().count() / 4;
+    let mut nearest: Vec<(usize, &Entity)> = generation
+        .entities
+        .iter()
+        .filter(|e| !e.kind.is_file_level() && owners.iter().any(|o| owned_by(e, o)))
+        .map(|e| (strsim::levenshtein(&e.name, written), e))
+        .filter(|&(distance, _)| distance <= allowed)
+        .collect();
+    nearest.sort_by_key(|&(distance, _)| distance);
+    match nearest.as_slice() {
+        [(_, only)] => Some(*only),
+        [(best, first), (next, _), ..] if best < next => Some(*first),
+        _ => None,
+    }
 }
