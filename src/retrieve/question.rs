@@ -189,6 +189,7 @@ static PANIC: LazyLock<Regex> = LazyLock::new(|| {
 /// A command-line flag: `--hidden`, `--no-ignore-vcs`.
 static FLAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[\s`'(\[])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b").unwrap());
+/// A word for constructors: `constructor`, `ctor`, `initializer` (and plurals).
 static CONSTRUCTOR_WORD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(?:constructors?|ctors?|initiali[sz]ers?)\b").unwrap());
 /// `Trait for Type` (each a capitalised name, the trait's generic arguments allowed).

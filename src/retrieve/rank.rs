@@ -370,19 +370,26 @@ fn add_name_matches(
     let mut rank = 0u32;
     for (weight, _, definitions) in weighted {
         for entity in definitions.into_iter().take(5) {
-            let Some(index) = generation.first_chunk_index(&entity.id) else {
-                continue;
-            };
-            rank += 1;
-            let hit = credit(
-                fused,
-                &entity.id,
-                index,
-                NAME_WEIGHT * weight / (RRF_K + rank as f64),
-            );
-            hit.evidence.name_match = true;
+            credit_name_match(generation, fused, entity, &mut rank, NAME_WEIGHT * weight);
         }
     }
+}
+
+/// Credits `entity` as the next name match after `rank` (counting only entities with a chunk):
+/// `weight` in reciprocal-rank fusion, marked as a name match.
+fn credit_name_match(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    entity: &Entity,
+    rank: &mut u32,
+    weight: f64,
+) {
+    let Some(index) = generation.first_chunk_index(&entity.id) else {
+        return;
+    };
+    *rank += 1;
+    let hit = credit(fused, &entity.id, index, weight / (RRF_K + *rank as f64));
+    hit.evidence.name_match = true;
 }
 
 /// The plain words of a question past one sentence that the project hardly uses (in at most
@@ -432,12 +439,7 @@ fn add_trait_impls(
         let blocks = impl_blocks(generation, &pair.trait_name, &pair.type_name);
         let weight = 2.0 * NAME_WEIGHT / (blocks.len() as f64).powf(NAME_SPREAD);
         for method in blocks.into_iter().flatten() {
-            let Some(index) = generation.first_chunk_index(&method.id) else {
-                continue;
-            };
-            rank += 1;
-            let hit = credit(fused, &method.id, index, weight / (RRF_K + rank as f64));
-            hit.evidence.name_match = true;
+            credit_name_match(generation, fused, method, &mut rank, weight);
         }
     }
 }
@@ -531,17 +533,7 @@ fn add_constructors(
             .flat_map(|name| generation.entities_named(name))
             .filter(|m| m.kind == EntityKind::Method && owned_by(m, &ty.name));
         for constructor in constructors.filter(|m| seen.insert(m.id.as_str())) {
-            let Some(index) = generation.first_chunk_index(&constructor.id) else {
-                continue;
-            };
-            rank += 1;
-            let hit = credit(
-                fused,
-                &constructor.id,
-                index,
-                weight / (RRF_K + rank as f64),
-            );
-            hit.evidence.name_match = true;
+            credit_name_match(generation, fused, constructor, &mut rank, weight);
         }
     }
 }
