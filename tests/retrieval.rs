@@ -1138,3 +1138,58 @@ fn a_misspelt_member_under_its_owner_is_read_as_the_nearest_member() {
         "{answer}"
     );
 }
+
+/// A change description of a couple of dozen words that edits two methods of one file ranks
+/// the second right after the first: the file's evidence already speaks for both, and the
+/// one-sentence rescoring must not halve the second again below other files' best.
+#[test]
+fn a_change_description_ranks_its_files_second_method_before_other_files() {
+    let references = "\"\"\"Rule: column references must use the aliases a query defines.\"\"\"\n\n\n\
+        class ReferenceRule:\n    \
+            \"\"\"Checks that column references name aliases the query defines.\"\"\"\n\n    \
+            def lint_references_and_aliases(self, references, aliases, dialect):\n        \
+                \"\"\"Flags each column reference that names an alias the query does not define.\"\"\"\n        \
+                for reference in references:\n            \
+                    if reference.qualifier not in aliases:\n                \
+                        yield reference\n\n    \
+            def evaluate(self, select, dialect):\n        \
+                \"\"\"Collects the aliases of the SELECT clause and the references of the WHERE clause.\"\"\"\n        \
+                aliases = select.aliases()\n        \
+                references = select.where_references()\n        \
+                return list(self.lint_references_and_aliases(references, aliases, dialect))\n";
+    let joins = "\"\"\"Rule: every alias a JOIN defines is used.\"\"\"\n\n\n\
+        def lint_aliases_in_join(select, dialect):\n    \
+            \"\"\"Flags each alias of a JOIN clause that no column reference of the SELECT uses.\"\"\"\n    \
+            used = {reference.qualifier for reference in select.references()}\n    \
+            return [alias for alias in select.join_aliases() if alias not in used]\n";
+    let layout = "\"\"\"Rule: keywords are upper case.\"\"\"\n\n\n\
+        def lint_keywords(select, dialect):\n    \
+            \"\"\"Flags each keyword of the SELECT written in lower case.\"\"\"\n    \
+            return [word for word in select.keywords() if word != word.upper()]\n";
+    let repo = lexical_repo(&[
+        ("rules/references.py", references),
+        ("rules/joins.py", joins),
+        ("rules/layout.py", layout),
+    ]);
+    let change = "Allow SELECT column alias in WHERE clauses for certain dialects: references to \
+        an alias the SELECT defines are no longer flagged when the dialect allows it";
+    let ranked = query(
+        repo.path(),
+        change,
+        &["--verbosity", "diagnostic", "--limit-entities", "3"],
+    );
+    let ids: Vec<&str> = ranked["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["entity_id"].as_str())
+        .collect();
+    assert_eq!(
+        ids[..2],
+        [
+            "rules/references.py::ReferenceRule.evaluate",
+            "rules/references.py::ReferenceRule.lint_references_and_aliases"
+        ],
+        "{ranked}"
+    );
+}

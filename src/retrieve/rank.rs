@@ -923,7 +923,7 @@ fn reads_as_report(question: &Question) -> bool {
 /// How much file evidence counts for this question, in [0, 1]: nothing for a one-sentence
 /// question (it describes one definition), fully for a report (it names many things, and the
 /// file where they meet is the answer), linearly in the word count between.
-fn file_prior_strength(question: &Question) -> f64 {
+pub(super) fn file_prior_strength(question: &Question) -> f64 {
     if question.long {
         return 1.0;
     }
