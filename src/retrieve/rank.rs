@@ -113,10 +113,6 @@ const FILE_POOL: f64 = 0.35;
 const FILE_DECAY: f64 = 0.75;
 /// The n-th entity of the leading file's folder-mates gains `SIBLING_DECAY^n` of its share.
 const SIBLING_DECAY: f64 = 0.3;
-/// The file prior starts above this many words and reaches full strength this many words
-/// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
-const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
-const FILE_PRIOR_RAMP_WORDS: f64 = 30.0;
 
 /// The file-prior strength from which a question reads as a report (25 words): a code-search
 /// sentence of 11 to 17 words that asks how a part works lost places when its answer was
@@ -227,7 +223,7 @@ pub async fn rank(
         generation,
         &mut fused,
         &by_entity(&unit_leg(generation, question)),
-        UNIT_LEG_WEIGHT * file_prior_strength(question),
+        UNIT_LEG_WEIGHT * question.file_prior_strength(),
         |e, r| e.unit_rank = Some(r),
     );
     let about_tests = question.about_tests;
@@ -397,7 +393,7 @@ fn credit_name_match(
 /// error for tz-aware inputs" is the function `fuentes`. Whether a definition has the name is
 /// left to the caller. A one-sentence question keeps to the names it writes as code.
 fn plain_word_names(generation: &LoadedGeneration, question: &Question) -> Vec<Name> {
-    if file_prior_strength(question) == 0.0 {
+    if question.file_prior_strength() == 0.0 {
         return Vec::new();
     }
     question
@@ -740,7 +736,7 @@ fn pool_files(
     hits: &mut Vec<Hit>,
     mut files: HashMap<String, f64>,
 ) -> Vec<RankedFile> {
-    let strength = file_prior_strength(question);
+    let strength = question.file_prior_strength();
     if strength == 0.0 {
         return Vec::new();
     }
@@ -917,17 +913,7 @@ fn folder_of(path: &str) -> &str {
 /// A question long enough to be a report (a bug report, a change description) rather than a
 /// description of one definition or of how a part works: its answer is the unit a fix edits.
 fn reads_as_report(question: &Question) -> bool {
-    file_prior_strength(question) >= REPORT_STRENGTH
-}
-
-/// How much file evidence counts for this question, in [0, 1]: nothing for a one-sentence
-/// question (it describes one definition), fully for a report (it names many things, and the
-/// file where they meet is the answer), linearly in the word count between.
-pub(super) fn file_prior_strength(question: &Question) -> f64 {
-    if question.long {
-        return 1.0;
-    }
-    ((question.word_count as f64 - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
+    question.file_prior_strength() >= REPORT_STRENGTH
 }
 
 /// How likely code at this place is the answer, before looking at the query: tests (unless
@@ -1103,7 +1089,7 @@ fn credit_units_in_files(
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let weight = IN_FILE_WEIGHT * file_prior_strength(question);
+    let weight = IN_FILE_WEIGHT * question.file_prior_strength();
     let mut position: HashMap<String, usize> = hits
         .iter()
         .enumerate()

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use super::hit::{Hit, places_in_file};
 use super::question::{QueryShape, Question};
-use super::rank::file_prior_strength;
 use super::resolve::misspelt_member;
 use crate::load::files::{fold_word, folder_words, spells, stem_words};
 use crate::load::generation::LoadedGeneration;
@@ -55,7 +54,7 @@ const COPY_PRIOR: f64 = 0.3;
 /// → 0.828 / 0.831 / 0.834: kept at semble's 0.5, the gain is within one query's noise).
 const REPEAT_DECAY: f64 = 0.5;
 /// The file-prior strength (about 18 words) from which the ranking's own file evidence
-/// ([`super::rank`]'s pooled files and in-file decay) speaks for the file, so the coherence
+/// (the ranking's pooled files and in-file decay) speaks for the file, so the coherence
 /// lift and the repeat decay, made for one-sentence questions, stand aside: they counted the
 /// file a second time and pushed its second edited function below other files' best (lexical
 /// plane, 2026-12-04: change descriptions' function Acc@1 / @5 33 / 59 → 35 / 63 of 120, first
@@ -84,7 +83,7 @@ pub fn rescore(
     if question.shape != QueryShape::Identifier {
         boost_path_words(generation, question, hybrid, hits, best);
     }
-    let files_ranked_already = file_prior_strength(question) >= FILE_PRIOR_TAKES_OVER;
+    let files_ranked_already = question.file_prior_strength() >= FILE_PRIOR_TAKES_OVER;
     if !files_ranked_already {
         add_coherence(generation, question, hits, best);
     }
