@@ -1193,3 +1193,67 @@ fn a_change_description_ranks_its_files_second_method_before_other_files() {
         "{ranked}"
     );
 }
+
+/// In a description of a couple of dozen words, a file's second definition of a name the
+/// question writes (an overload, or the same method on another type) still yields to other
+/// files' definitions of it: near-copies must not fill the places the other candidates need.
+#[test]
+fn one_files_second_definition_of_a_written_name_yields_to_other_files() {
+    let array = "\"\"\"Arrays of a parsed JSON document held in memory.\"\"\"\n\n\n\
+        class Array:\n    \
+            \"\"\"A JSON array parsed in full.\"\"\"\n\n    \
+            def at_pointer(self, pointer):\n        \
+                \"\"\"The element a JSON pointer names, looked up in the array.\"\"\"\n        \
+                index, _, rest = pointer.lstrip(\"/\").partition(\"/\")\n        \
+                element = self.elements[int(index)]\n        \
+                return element.at_pointer(\"/\" + rest) if rest else element\n\n\n\
+        class ArrayResult:\n    \
+            \"\"\"An array or the error met while parsing it.\"\"\"\n\n    \
+            def at_pointer(self, pointer):\n        \
+                \"\"\"The element a JSON pointer names, or the error the array carries.\"\"\"\n        \
+                if self.error:\n            \
+                    return self.error\n        \
+                return self.value.at_pointer(pointer)\n";
+    let document = "\"\"\"A document parsed on demand: values are read as the caller walks to them.\"\"\"\n\n\n\
+        class Document:\n    \
+            \"\"\"An on-demand document: one pass over the input, forward only.\"\"\"\n\n    \
+            def at_pointer(self, pointer):\n        \
+                \"\"\"The value a JSON pointer names, read from the current position of the document.\"\"\"\n        \
+                value = self.root()\n        \
+                for key in pointer.lstrip(\"/\").split(\"/\"):\n            \
+                    value = value.find_field(key)\n        \
+                return value\n\n    \
+            def rewind(self):\n        \
+                \"\"\"Rewinds the document to its start, so a JSON pointer can be read again.\"\"\"\n        \
+                self.position = 0\n";
+    let value = "\"\"\"Values of an on-demand document.\"\"\"\n\n\n\
+        class Value:\n    \
+            \"\"\"One value of an on-demand document, read when asked for.\"\"\"\n\n    \
+            def at_pointer(self, pointer):\n        \
+                \"\"\"The value under this one that a pointer names.\"\"\"\n        \
+                return self.document.at_pointer(self.path + pointer)\n";
+    let repo = lexical_repo(&[
+        ("dom/array.py", array),
+        ("ondemand/document.py", document),
+        ("ondemand/value.py", value),
+    ]);
+    let report = "at_pointer in On Demand should automatically rewind. Currently, users of the \
+        On Demand API who use at_pointer (JSON Pointer) to reach an element have to manually \
+        rewind. Why don't we make that automatic?";
+    let ranked = query(
+        repo.path(),
+        report,
+        &["--verbosity", "diagnostic", "--limit-entities", "3"],
+    );
+    let files: Vec<&str> = ranked["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["entity_id"].as_str()?.split_once("::").map(|(f, _)| f))
+        .collect();
+    assert_eq!(
+        files,
+        ["dom/array.py", "ondemand/document.py", "ondemand/value.py"],
+        "{ranked}"
+    );
+}

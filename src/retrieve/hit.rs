@@ -108,20 +108,30 @@ pub fn places_in_file(
     units_first: bool,
 ) -> Vec<(usize, i32)> {
     let container = |i: usize| units_first && !generation.chunks[hits[i].chunk].kind.is_unit();
+    places_by(hits, container, |i| {
+        generation.chunks[hits[i].chunk].path.as_str()
+    })
+}
+
+/// Each hit's index with its place among the hits of its `group` (0 = the group's best),
+/// best hit first; hits for which `last` holds come after the others in their group.
+pub fn places_by<'h, K: std::hash::Hash + Eq>(
+    hits: &[Hit],
+    last: impl Fn(usize) -> bool,
+    group: impl Fn(usize) -> K + 'h,
+) -> Vec<(usize, i32)> {
     let mut order: Vec<usize> = (0..hits.len()).collect();
     order.sort_by(|&a, &b| {
-        container(a)
-            .cmp(&container(b))
+        last(a)
+            .cmp(&last(b))
             .then_with(|| hits[b].score.total_cmp(&hits[a].score))
             .then_with(|| hits[a].entity_id.cmp(&hits[b].entity_id))
     });
-    let mut seen_in_file: HashMap<&str, i32> = HashMap::new();
+    let mut seen: HashMap<K, i32> = HashMap::new();
     order
         .into_iter()
         .map(|i| {
-            let nth = seen_in_file
-                .entry(generation.chunks[hits[i].chunk].path.as_str())
-                .or_insert(0);
+            let nth = seen.entry(group(i)).or_insert(0);
             *nth += 1;
             (i, *nth - 1)
         })
