@@ -36,6 +36,22 @@ fn indexed(fixture: &str) -> tempfile::TempDir {
     repo
 }
 
+/// The ids of the first `n` ranked entities (the diagnostic evidence), best first.
+fn ranked_ids(store: &Path, text: &str, n: usize) -> Vec<String> {
+    let limit = n.to_string();
+    let ranked = query(
+        store,
+        text,
+        &["--verbosity", "diagnostic", "--limit-entities", &limit],
+    );
+    ranked["evidence"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no evidence: {ranked}"))
+        .iter()
+        .filter_map(|e| Some(e["entity_id"].as_str()?.to_string()))
+        .collect()
+}
+
 fn first_entity(payload: &Value) -> String {
     payload["entities"][0]
         .as_str()
@@ -1173,24 +1189,14 @@ fn a_change_description_ranks_its_files_second_method_before_other_files() {
     ]);
     let change = "Allow SELECT column alias in WHERE clauses for certain dialects: references to \
         an alias the SELECT defines are no longer flagged when the dialect allows it";
-    let ranked = query(
-        repo.path(),
-        change,
-        &["--verbosity", "diagnostic", "--limit-entities", "3"],
-    );
-    let ids: Vec<&str> = ranked["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["entity_id"].as_str())
-        .collect();
+    let ids = ranked_ids(repo.path(), change, 3);
     assert_eq!(
         ids[..2],
         [
             "rules/references.py::ReferenceRule.evaluate",
             "rules/references.py::ReferenceRule.lint_references_and_aliases"
         ],
-        "{ranked}"
+        "{ids:?}"
     );
 }
 
@@ -1240,20 +1246,14 @@ fn one_files_second_definition_of_a_written_name_yields_to_other_files() {
     let report = "at_pointer in On Demand should automatically rewind. Currently, users of the \
         On Demand API who use at_pointer (JSON Pointer) to reach an element have to manually \
         rewind. Why don't we make that automatic?";
-    let ranked = query(
-        repo.path(),
-        report,
-        &["--verbosity", "diagnostic", "--limit-entities", "3"],
-    );
-    let files: Vec<&str> = ranked["evidence"]
-        .as_array()
-        .unwrap()
+    let ids = ranked_ids(repo.path(), report, 3);
+    let files: Vec<&str> = ids
         .iter()
-        .filter_map(|e| e["entity_id"].as_str()?.split_once("::").map(|(f, _)| f))
+        .filter_map(|id| id.split_once("::").map(|(file, _)| file))
         .collect();
     assert_eq!(
         files,
         ["dom/array.py", "ondemand/document.py", "ondemand/value.py"],
-        "{ranked}"
+        "{ids:?}"
     );
 }
