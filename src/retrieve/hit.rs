@@ -115,10 +115,10 @@ pub fn places_in_file(
 
 /// Each hit's index with its place among the hits of its `group` (0 = the group's best),
 /// best hit first; hits for which `last` holds come after the others in their group.
-pub fn places_by<'h, K: std::hash::Hash + Eq>(
+pub fn places_by<K: std::hash::Hash + Eq>(
     hits: &[Hit],
     last: impl Fn(usize) -> bool,
-    group: impl Fn(usize) -> K + 'h,
+    group: impl Fn(usize) -> K,
 ) -> Vec<(usize, i32)> {
     let mut order: Vec<usize> = (0..hits.len()).collect();
     order.sort_by(|&a, &b| {
