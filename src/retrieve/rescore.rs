@@ -54,8 +54,9 @@ const COPY_PRIOR: f64 = 0.3;
 /// → 0.828 / 0.831 / 0.834: kept at semble's 0.5, the gain is within one query's noise).
 const REPEAT_DECAY: f64 = 0.5;
 /// The file-prior strength (about 18 words) from which the ranking's own file evidence
-/// (the ranking's pooled files and in-file decay) speaks for the file, so the coherence
-/// lift and the repeat decay, made for one-sentence questions, stand aside: they counted the
+/// (pooled files, each file's n-th entity gaining a decaying share) speaks for the file, so
+/// the coherence lift and the repeat decay, made for one-sentence questions, stand aside (one
+/// file's definitions of one name still decay, [`decay_namesakes`]): they counted the
 /// file a second time and pushed its second edited function below other files' best (lexical
 /// plane, 2026-12-04: change descriptions' function Acc@1 / @5 33 / 59 → 35 / 63 of 120, first
 /// entity 58 → 60, file Acc@1 91 → 92 of 176; from half strength the same @5 with two fewer
@@ -64,8 +65,8 @@ const REPEAT_DECAY: f64 = 0.5;
 const FILE_PRIOR_TAKES_OVER: f64 = 0.25;
 
 /// Re-scores `hits` in place for a one-line question (reports are returned unchanged, and a
-/// question long enough for the file prior keeps its files' order); `hybrid` when vectors
-/// ranked too.
+/// question long enough for the file prior skips the file coherence and the repeat decay);
+/// `hybrid` when vectors ranked too.
 pub fn rescore(
     generation: &LoadedGeneration,
     question: &Question,
