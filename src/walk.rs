@@ -439,6 +439,29 @@ pub fn is_generated_path(path: &str) -> bool {
             .any(|suffix| file.ends_with(suffix))
 }
 
+/// Top-level folders holding a repository's own tooling rather than the code it ships:
+/// release and maintenance scripts, build helpers, CI configuration. `tools/` is not one:
+/// it is often a product of its own (go-zero's `tools/goctl`, LLVM's `tools/`).
+const TOOLING_FOLDERS: &[&str] = &[
+    "scripts",
+    "script",
+    "build_tools",
+    "ci",
+    ".github",
+    "devtools",
+];
+
+/// The tooling folder a path lies in (`script/bump_changelog.py` → `script`), if any. Only the
+/// first folder counts: a `scripts/` deeper in the tree (`src/app/scripts/`) belongs to the
+/// code it sits in.
+pub fn tooling_folder(path: &str) -> Option<&'static str> {
+    let (first, _) = path.split_once('/')?;
+    TOOLING_FOLDERS
+        .iter()
+        .copied()
+        .find(|folder| *folder == first)
+}
+
 /// Whether a path records the project's history or people rather than explaining its code:
 /// a changelog, release notes or news file (`CHANGELOG.md`, `HISTORY.rst`, `NEWS`,
 /// `CHANGES.txt`), a contributors' list or guide, or a page in a folder of such notes
@@ -554,6 +577,24 @@ mod tests {
             "src/version.py",
         ] {
             assert!(!is_generated_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn tooling_is_a_top_level_folder_of_scripts_build_helpers_or_ci() {
+        assert_eq!(tooling_folder("script/bump_changelog.py"), Some("script"));
+        assert_eq!(
+            tooling_folder("build_tools/sphinx/github_link.py"),
+            Some("build_tools")
+        );
+        assert_eq!(tooling_folder(".github/workflows/ci.yml"), Some(".github"));
+        for path in [
+            "src/app/scripts/run.py",
+            "tools/goctl/gen.go",
+            "scripts.py",
+            "ci.go",
+        ] {
+            assert_eq!(tooling_folder(path), None, "{path}");
         }
     }
 

@@ -1257,3 +1257,39 @@ fn one_files_second_definition_of_a_written_name_yields_to_other_files() {
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_release_script_sharing_a_change_descriptions_housekeeping_words_yields_to_the_code() {
+    let script = "\"\"\"Bumps the version in the ChangeLog when a release is made.\"\"\"\n\n\n\
+        def get_whats_new(changelog, version):\n    \
+            \"\"\"The changelog entry of a version: the lines under its header.\"\"\"\n    \
+            header = f\"What's New in astroid {version}?\"\n    \
+            entry = changelog.split(header, 1)[1]\n    \
+            return entry.split(\"What's New\", 1)[0]\n\n\n\
+        def transform_content(content, version):\n    \
+            \"\"\"Adds an empty changelog entry for the next version.\"\"\"\n    \
+            return content.replace(\"What's New\", f\"What's New in {version}\", 1)\n";
+    let utils = "\"\"\"Helpers shared by the numpy brain modules.\"\"\"\n\n\n\
+        def numpy_supports_type_hints():\n    \
+            \"\"\"Whether the installed numpy has type hints.\"\"\"\n    \
+            return _get_numpy_version() >= (\"1\", \"20\", \"0\")\n\n\n\
+        def _get_numpy_version():\n    \
+            \"\"\"The installed numpy's version as a tuple of strings.\"\"\"\n    \
+            import numpy\n\n    \
+            return tuple(numpy.version.version.split(\".\"))\n";
+    let repo = lexical_repo(&[
+        ("script/bump_changelog.py", script),
+        ("astroid/brain/numpy_utils.py", utils),
+    ]);
+    let squashed = "Fix crash if numpy doesn't have version (#1892)\n\n\
+        * Fix crash if numpy doesn't have version\n\n* Add changelog entry\n\n* Update ChangeLog";
+    let ids = ranked_ids(repo.path(), squashed, 2);
+    assert_eq!(
+        ids[0], "astroid/brain/numpy_utils.py::_get_numpy_version",
+        "{ids:?}"
+    );
+    let about_the_script =
+        "The release script writes the changelog entry of a version under the wrong header";
+    let ids = ranked_ids(repo.path(), about_the_script, 2);
+    assert_eq!(ids[0], "script/bump_changelog.py::get_whats_new", "{ids:?}");
+}

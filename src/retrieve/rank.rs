@@ -23,7 +23,7 @@ use crate::graph::EdgeKind;
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
-use crate::walk::{is_generated_path, is_history_path, is_test_path};
+use crate::walk::{is_generated_path, is_history_path, is_test_path, tooling_folder};
 
 /// Candidates fetched per leg.
 const CANDIDATES: usize = 80;
@@ -42,6 +42,14 @@ const TEST_PRIOR: f64 = 0.3;
 /// amalgamated single header holds every name of the library and otherwise outranks the
 /// files a fix changes.
 const GENERATED_PRIOR: f64 = 0.3;
+/// Score multiplier for the repository's own tooling (`walk::tooling_folder`: top-level
+/// `scripts/`, `build_tools/`, `ci/`, …) unless the question names the folder: a release
+/// script shares a change description's housekeeping words ("Add changelog entry" and
+/// astroid's `script/bump_changelog.py`) and is rarely the code asked about (lexical plane,
+/// 2026-12-05: change descriptions' function Acc@5 63 → 64 of 120, two multi-language files
+/// closer, nothing lower; demoting `tools/` too lifted go-zero's `core/` files but `tools/` is
+/// go-zero's own `goctl`, so it is not tooling here).
+const TOOLING_PRIOR: f64 = 0.3;
 /// Score multiplier for code in a language the project barely uses
 /// (`FileIndex::is_minority_language`).
 const MINORITY_LANGUAGE_PRIOR: f64 = 0.5;
@@ -917,13 +925,15 @@ fn reads_as_report(question: &Question) -> bool {
 }
 
 /// How likely code at this place is the answer, before looking at the query: tests (unless
-/// the question is about them), generated or vendored code, and code in a language the
-/// project barely uses, less than the project's own.
+/// the question is about them), generated or vendored code, the repository's own tooling, and
+/// code in a language the project barely uses, less than the project's own.
 fn place_prior(generation: &LoadedGeneration, path: &str, question: &Question) -> f64 {
     let place = if is_generated_path(path) {
         GENERATED_PRIOR
     } else if !question.about_tests && is_test_path(path) {
         TEST_PRIOR
+    } else if is_unasked_tooling(path, question) {
+        TOOLING_PRIOR
     } else {
         1.0
     };
@@ -933,6 +943,15 @@ fn place_prior(generation: &LoadedGeneration, path: &str, question: &Question) -
         1.0
     };
     place * language
+}
+
+/// Whether a path lies in the repository's tooling and the question does not name that
+/// folder (`scripts`, `ci`).
+fn is_unasked_tooling(path: &str, question: &Question) -> bool {
+    tooling_folder(path).is_some_and(|folder| {
+        let name = folder.trim_start_matches('.');
+        !question.words.iter().any(|word| word == name)
+    })
 }
 
 /// A test written beside the code it exercises (Zig's `test "…"` blocks, subkind `test`)
