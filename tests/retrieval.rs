@@ -1293,3 +1293,70 @@ fn a_release_script_sharing_a_change_descriptions_housekeeping_words_yields_to_t
     let ids = ranked_ids(repo.path(), about_the_script, 2);
     assert_eq!(ids[0], "script/bump_changelog.py::get_whats_new", "{ids:?}");
 }
+
+#[test]
+fn a_change_naming_two_functions_of_a_file_ranks_the_function_where_they_meet() {
+    let chain = r#""""Runs a photovoltaic system model from weather data to power."""
+
+
+class ModelChain:
+    """A chain of models from weather to AC power."""
+
+    def _assign_weather(self, data):
+        """Stores the weather columns this chain needs."""
+        self.weather = data[["ghi", "dni", "dhi", "temp_air", "wind_speed"]]
+
+    def _assign_times(self):
+        """Takes the index of the weather as the chain's times."""
+        self.times = self.weather.index
+
+    def _verify_df(self, data, required):
+        """Raises if a column the model needs is missing."""
+        missing = [c for c in required if c not in data]
+        if missing:
+            raise ValueError(f"missing columns {missing}")
+
+    def prepare_inputs(self, weather):
+        """Prepares the solar position and irradiance inputs from weather."""
+        self._verify_df(weather, required=["ghi", "dni", "dhi"])
+        self._assign_weather(weather)
+        self._assign_times()
+        self.solar_position = self.location.get_solarposition(self.weather.index)
+        return self
+
+    def prepare_inputs_from_poa(self, data):
+        """Prepares the inputs from plane-of-array irradiance."""
+        self._verify_df(data, required=["poa_global"])
+        self._assign_weather(data)
+        self.total_irrad = data
+        return self
+
+    def run_model(self, weather):
+        """Runs the chain from weather to AC power."""
+        self.prepare_inputs(weather)
+        return self.ac
+
+    def run_model_from_poa(self, data):
+        """Runs the chain from plane-of-array irradiance to AC power."""
+        self.prepare_inputs_from_poa(data)
+        return self.ac
+
+    def complete_irradiance(self, weather):
+        """Fills in the irradiance components weather lacks, at the chain's times."""
+        self._assign_weather(weather)
+        self.times = self.weather.index
+        return self
+"#;
+    let repo = lexical_repo(&[("pvlib/modelchain.py", chain)]);
+    let squashed = "Make sure times are assigned with ModelChain.run_from_poa (#1162)\n\n\
+        * Make sure times are assigned with ModelChain.run_from_poa\n\n\
+        * move _assign_times to _assign_weather";
+    let ids = ranked_ids(repo.path(), squashed, 4);
+    let place = |name: &str| ids.iter().position(|id| id.ends_with(&format!("::{name}")));
+    let meeting = place("ModelChain.prepare_inputs").unwrap_or_else(|| panic!("{ids:?}"));
+    assert!(meeting < 3, "{ids:?}");
+    assert!(
+        place("ModelChain").is_none_or(|class| meeting < class),
+        "{ids:?}"
+    );
+}
