@@ -1065,27 +1065,31 @@ fn add_meeting_callers(
     if !question.frames.is_empty() {
         return;
     }
-    for (caller, scores) in callers_of_named(generation, fused) {
+    for (caller, mean) in callers_of_named(generation, fused) {
         let Some(index) = generation.first_chunk_index(&caller) else {
             continue;
         };
-        let mean = scores.iter().sum::<f64>() / scores.len() as f64;
         let hit = credit(fused, &caller, index, MEETING_SHARE * mean);
         hit.evidence.graph_neighbour = true;
     }
 }
 
 /// The units outside tests that call [`MEETING_NAMES`] or more distinctly named definitions
-/// the question names, in those definitions' file, with the named definitions' scores.
+/// the question names, in those definitions' file, with the mean score of the named
+/// definitions they call. A caller shares its callee's file, so a named definition in a test
+/// file has no caller that counts.
 fn callers_of_named(
     generation: &LoadedGeneration,
     fused: &HashMap<String, Hit>,
-) -> Vec<(String, Vec<f64>)> {
+) -> Vec<(String, f64)> {
     let mut calls: HashMap<&str, Vec<(&str, f64)>> = HashMap::new();
     for named in fused.values().filter(|h| h.evidence.name_match) {
         let Some(callee) = generation.entity(&named.entity_id) else {
             continue;
         };
+        if is_test_path(&callee.path) {
+            continue;
+        }
         let callers: HashSet<&str> = generation
             .incoming(&callee.id, EdgeKind::Calls)
             .map(|edge| edge.source.as_str())
@@ -1103,19 +1107,17 @@ fn callers_of_named(
                 .push((&callee.name, named.score));
         }
     }
-    let mut meeting: Vec<(String, Vec<f64>)> = calls
+    let mut meeting: Vec<(String, f64)> = calls
         .into_iter()
-        .filter(|(caller, called)| {
+        .filter(|(_, called)| {
             let names: HashSet<&str> = called.iter().map(|(name, _)| *name).collect();
-            let in_tests = generation
-                .entity(caller)
-                .is_none_or(|e| is_test_path(&e.path));
-            names.len() >= MEETING_NAMES && !in_tests
+            names.len() >= MEETING_NAMES
         })
         .map(|(caller, called)| {
             let mut scores: Vec<f64> = called.iter().map(|(_, score)| *score).collect();
             scores.sort_by(f64::total_cmp);
-            (caller.to_string(), scores)
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            (caller.to_string(), mean)
         })
         .collect();
     meeting.sort_by(|a, b| a.0.cmp(&b.0));
