@@ -1360,3 +1360,147 @@ class ModelChain:
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_change_naming_a_class_and_describing_one_of_its_methods_ranks_that_method_first() {
+    let fields = r#""""Field classes for various types of data."""
+
+
+class Field:
+    """Basic field from which other fields should extend."""
+
+    def __init__(self, default=None, data_key=None):
+        self.default = default
+        self.data_key = data_key
+        self.parent = None
+        self.name = None
+
+    def _bind_to_schema(self, field_name, schema):
+        """Update field with values from its parent schema."""
+        self.parent = self.parent or schema
+        self.name = self.name or field_name
+
+    @property
+    def root(self):
+        """Reference to the top-level schema this field belongs to."""
+        ret = self
+        while hasattr(ret, "parent"):
+            ret = ret.parent
+        return ret
+
+
+class DateTime(Field):
+    """A formatted datetime string.
+
+    Example: ``'2014-12-22T03:12:58.019077+00:00'``
+    """
+
+    SERIALIZATION_FUNCS = {"iso": "isoformat", "rfc": "rfcformat"}
+    DESERIALIZATION_FUNCS = {"iso": "from_iso", "rfc": "from_rfc"}
+    DEFAULT_FORMAT = "iso"
+    OBJ_TYPE = "datetime"
+    SCHEMA_OPTS_VAR_NAME = "datetimeformat"
+
+    def __init__(self, format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.format = format
+
+    def _bind_to_schema(self, field_name, schema):
+        super()._bind_to_schema(field_name, schema)
+        self.format = (
+            self.format
+            or getattr(self.parent.opts, self.SCHEMA_OPTS_VAR_NAME)
+            or self.DEFAULT_FORMAT
+        )
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        data_format = self.format or self.DEFAULT_FORMAT
+        format_func = self.SERIALIZATION_FUNCS.get(data_format)
+        if format_func:
+            return getattr(value, format_func)()
+        return value.strftime(data_format)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not value:
+            raise ValueError("Cannot deserialize an empty datetime")
+        data_format = self.format or self.DEFAULT_FORMAT
+        func = self.DESERIALIZATION_FUNCS.get(data_format)
+        return getattr(value, func)() if func else value
+
+
+class Date(DateTime):
+    """ISO8601-formatted date string."""
+
+    OBJ_TYPE = "date"
+    SCHEMA_OPTS_VAR_NAME = "dateformat"
+
+
+class Nested(Field):
+    """Allows you to nest a schema inside a field."""
+
+    def __init__(self, nested, **kwargs):
+        super().__init__(**kwargs)
+        self.nested = nested
+
+    @property
+    def schema(self):
+        """The nested schema object."""
+        return self.nested(context=getattr(self.parent, "context", {}))
+"#;
+    let schema = r#""""The Schema class."""
+
+
+class SchemaOpts:
+    """class Meta options for the Schema."""
+
+    def __init__(self, meta):
+        self.fields = getattr(meta, "fields", ())
+        self.dateformat = getattr(meta, "dateformat", None)
+        self.datetimeformat = getattr(meta, "datetimeformat", None)
+
+
+class Schema:
+    """Base schema class with which to define custom schemas."""
+
+    OPTIONS_CLASS = SchemaOpts
+
+    def __init__(self, only=None, context=None):
+        self.only = only
+        self.context = context or {}
+        self.opts = self.OPTIONS_CLASS(getattr(self, "Meta", None))
+
+    def on_bind_field(self, field_name, field_obj):
+        """Hook to modify a field when it is bound to the Schema."""
+        return None
+
+    def _bind_field(self, field_name, field_obj):
+        """Bind field to the schema, setting any necessary attributes on the field."""
+        field_obj._bind_to_schema(field_name, self)
+        self.on_bind_field(field_name, field_obj)
+"#;
+    let changelog = "Changelog\n=========\n\n3.0.0\n-----\n\n\
+        - Nested DateTime format: the schema opts of the root are used.\n";
+    let repo = lexical_repo(&[
+        ("src/marshmallow/fields.py", fields),
+        ("src/marshmallow/schema.py", schema),
+        ("CHANGELOG.rst", changelog),
+    ]);
+    let squashed = "Nested DateTime Format (#1359)\n\n\
+        * Resolve the schema opts using root instead of parent\n\n* Update changelog";
+    let ids = ranked_ids(repo.path(), squashed, 3);
+    assert_eq!(
+        ids[0], "src/marshmallow/fields.py::DateTime._bind_to_schema",
+        "{ids:?}"
+    );
+    assert_eq!(ids[1], "src/marshmallow/fields.py::DateTime", "{ids:?}");
+    // About the class as a whole, or a one-line description of it: the class stays first.
+    let about_the_class = "DateTime is completely unnecessary (#1406)\n\n\
+        * Whatever peculiarity this was working around no longer exists";
+    let ids = ranked_ids(repo.path(), about_the_class, 3);
+    assert_eq!(ids[0], "src/marshmallow/fields.py::DateTime", "{ids:?}");
+    let one_line = "how DateTime resolves the schema opts using root instead of parent";
+    let ids = ranked_ids(repo.path(), one_line, 3);
+    assert_eq!(ids[0], "src/marshmallow/fields.py::DateTime", "{ids:?}");
+}

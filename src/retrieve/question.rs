@@ -214,6 +214,16 @@ impl Question {
         ((self.word_count as f64 - FILE_PRIOR_FROM_WORDS) / FILE_PRIOR_RAMP_WORDS).clamp(0.0, 1.0)
     }
 
+    /// Whether the question runs past its first line (a title and a body, a message and its
+    /// bullets): it describes a change or a problem rather than one definition.
+    pub fn has_body(&self) -> bool {
+        self.text
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .nth(1)
+            .is_some()
+    }
+
     pub fn read(text: &str) -> Question {
         let (prose, code) = split_code(text);
         let shape = query_shape(text);
@@ -1071,5 +1081,11 @@ mod tests {
             }]
         );
         assert_eq!(q.embedding_text(), "apply_discount");
+    }
+
+    #[test]
+    fn a_question_has_a_body_past_its_first_non_blank_line() {
+        assert!(Question::read("Nested DateTime Format\n\n* Use the root's opts").has_body());
+        assert!(!Question::read("\n  how DateTime formats a value  \n\n").has_body());
     }
 }

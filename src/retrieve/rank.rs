@@ -268,7 +268,9 @@ pub async fn rank(
         );
     }
     if reads_as_report(question) {
-        yield_to_members(generation, &mut hits);
+        yield_to_members(generation, &mut hits, Yield::ToAnyMember);
+    } else if question.has_body() {
+        yield_to_members(generation, &mut hits, Yield::NamedToBestWordMatch);
     }
     hits.sort_by(|a, b| {
         b.score
@@ -879,11 +881,27 @@ fn lift_siblings(
     }
 }
 
-/// A report's fix edits a unit: a type or module that outranks the best function or method
-/// of its own that the evidence reached hands that member its place and ranks just below it,
-/// at a share of its score. A type none of whose members has evidence keeps its place (the
-/// report is about the type as a whole).
-fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit]) {
+/// When a type or module ranked above a member of its own hands that member its place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Yield {
+    /// A report's fix edits a unit: the container yields to its best member with evidence.
+    ToAnyMember,
+    /// A shorter question past one line names a type and describes what one of its methods
+    /// does ("Nested DateTime Format" and "Resolve the schema opts using root instead of
+    /// parent"): the type, ranked by its name, yields only to a member that is the question's
+    /// best word match in the code outside tests. A member that only shares a few words keeps
+    /// its place below the type: "Added `__contains__` and `__iter__` to PersonName" and
+    /// "BaseSchema is unnecessary" are about the type as a whole. A one-line description may
+    /// describe the type itself ("how ConstraintMaker accumulates descriptions"): there the
+    /// type keeps its place.
+    NamedToBestWordMatch,
+}
+
+/// A type or module that outranks the best function or method of its own that the evidence
+/// reached hands that member its place and ranks just below it, at a share of its score,
+/// when `rule` lets it. A type none of whose members has evidence keeps its place (the
+/// question is about the type as a whole).
+fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield) {
     let span = |hit: &Hit| {
         let chunk = &generation.chunks[hit.chunk];
         let (start, end) = generation
@@ -894,6 +912,15 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit]) {
         (chunk.path.as_str(), start, end, chunk.kind)
     };
     let spans: Vec<_> = hits.iter().map(span).collect();
+    let best_word_match = best_code_lexical_rank(generation, hits);
+    let takes_place = |container: &Hit, member: &Hit| match rule {
+        Yield::ToAnyMember => true,
+        Yield::NamedToBestWordMatch => {
+            container.evidence.name_match
+                && member.evidence.lexical_rank.is_some()
+                && member.evidence.lexical_rank == best_word_match
+        }
+    };
     let mut order: Vec<usize> = (0..hits.len()).collect();
     order.sort_by(|&a, &b| hits[b].score.total_cmp(&hits[a].score));
     for container in order {
@@ -913,12 +940,25 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit]) {
         });
         if let Some(member) = best
             && hits[member].score < hits[container].score
+            && takes_place(&hits[container], &hits[member])
         {
             let place = hits[container].score;
             hits[member].score = place;
             hits[container].score = place * CONTAINER_SHARE;
         }
     }
+}
+
+/// The best full-text rank among code outside tests (prose and test code left out): the
+/// definition the question's words describe best.
+fn best_code_lexical_rank(generation: &LoadedGeneration, hits: &[Hit]) -> Option<u32> {
+    hits.iter()
+        .filter(|hit| {
+            let chunk = &generation.chunks[hit.chunk];
+            !is_test_path(&chunk.path) && !chunk.kind.reads_as_prose()
+        })
+        .filter_map(|hit| hit.evidence.lexical_rank)
+        .min()
 }
 
 /// The folder a root-relative path is in (`""` at the root).
