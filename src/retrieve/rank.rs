@@ -912,7 +912,11 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield
         (chunk.path.as_str(), start, end, chunk.kind)
     };
     let spans: Vec<_> = hits.iter().map(span).collect();
-    let best_word_match = best_code_lexical_rank(generation, hits);
+    // Only the narrower rule reads the full-text ranks: a report skips the pass.
+    let best_word_match = match rule {
+        Yield::ToAnyMember => None,
+        Yield::NamedToBestWordMatch => best_code_lexical_rank(generation, hits),
+    };
     let takes_place = |container: &Hit, member: &Hit| match rule {
         Yield::ToAnyMember => true,
         Yield::NamedToBestWordMatch => {
