@@ -1362,6 +1362,58 @@ class ModelChain:
 }
 
 #[test]
+fn a_change_messages_chore_bullets_do_not_lead_it_to_code_sharing_their_words() {
+    let utils = r#""""Helpers shared by the numpy brain modules."""
+
+
+def numpy_supports_type_hints():
+    """Whether the installed numpy has type hints."""
+    return _get_numpy_version() >= ("1", "20", "0")
+
+
+def _get_numpy_version():
+    """The installed numpy's version as a tuple of strings."""
+    import numpy
+
+    return tuple(numpy.version.version.split("."))
+"#;
+    let jobs = r#""""Jobs the manager runs again when an entry of the changelog of a module changes."""
+
+
+class JobRunner:
+    """Re-runs inference jobs; each entry added to its log is a job to run again."""
+
+    def rerun(self, entry):
+        """Runs the job of a changelog entry again and updates the log."""
+        self.log.append(entry)
+        return self.run(entry)
+
+    def add_entry(self, entry):
+        """Adds an entry to the changelog of jobs to run."""
+        self.log.append(entry)
+"#;
+    let repo = lexical_repo(&[
+        ("astroid/brain/numpy_utils.py", utils),
+        ("astroid/interpreter/jobs.py", jobs),
+    ]);
+    let squashed = "Fix crash if numpy doesn't have version (#1892)\n\n\
+        * Fix crash if numpy doesn't have version\n\n* Add changelog entry\n\n\
+        * re run jobs\n\n* Update ChangeLog";
+    let ids = ranked_ids(repo.path(), squashed, 2);
+    assert_eq!(
+        ids[0], "astroid/brain/numpy_utils.py::_get_numpy_version",
+        "{ids:?}"
+    );
+    // The same words as the question itself, not as chores, still find that code.
+    let about_the_jobs = "Adding an entry to the changelog of jobs does not run the job again";
+    let ids = ranked_ids(repo.path(), about_the_jobs, 2);
+    assert_eq!(
+        ids[0], "astroid/interpreter/jobs.py::JobRunner.add_entry",
+        "{ids:?}"
+    );
+}
+
+#[test]
 fn a_change_naming_a_class_and_describing_one_of_its_methods_ranks_that_method_first() {
     let fields = r#""""Field classes for various types of data."""
 

@@ -12,6 +12,7 @@
 
 mod answer;
 pub(crate) mod bundle;
+mod chores;
 mod context;
 pub(crate) mod hit;
 pub mod payload;

@@ -93,7 +93,7 @@ impl QueryPlan {
         alpha: f64,
         action: Action,
     ) -> QueryPlan {
-        let trimmed = question.text.trim();
+        let trimmed = question.written.trim();
         let exact = (trimmed.len() > 2 && trimmed.starts_with('"') && trimmed.ends_with('"'))
             .then(|| trimmed[1..trimmed.len() - 1].to_string());
         QueryPlan {

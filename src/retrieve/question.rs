@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::chores::without_chores;
+
 use crate::text::{search_words, split_identifier};
 
 /// Words above which a question is read as a report rather than a one-line question.
@@ -54,7 +56,11 @@ pub struct Frame {
 /// What a question names, read once and handed to ranking.
 #[derive(Debug, Clone)]
 pub struct Question {
+    /// What the question is matched by: as written, less a change message's chore lines.
     pub text: String,
+    /// The question as written, chore lines and all: what the model embeds (it reads the
+    /// whole message) and what an exact search looks for.
+    pub written: String,
     pub shape: QueryShape,
     /// Words as written (whitespace-separated).
     pub word_count: usize,
@@ -217,22 +223,28 @@ impl Question {
     /// Whether the question runs past its first line (a title and a body, a message and its
     /// bullets): it describes a change or a problem rather than one definition.
     pub fn has_body(&self) -> bool {
-        self.text
+        self.written
             .lines()
             .filter(|line| !line.trim().is_empty())
             .nth(1)
             .is_some()
     }
 
-    pub fn read(text: &str) -> Question {
+    /// Reads a question. Its length, shape and whether it carries code read the whole text;
+    /// what it names and the words it is matched by leave a change message's chore lines out
+    /// ([`without_chores`]).
+    pub fn read(written: &str) -> Question {
+        let matched = without_chores(written);
+        let text = matched.as_str();
         let (prose, code) = split_code(text);
-        let shape = query_shape(text);
-        let word_count = text.split_whitespace().count();
+        let shape = query_shape(written);
+        let word_count = written.split_whitespace().count();
         let defined_here = defined_names(&code);
         let mut question = Question {
             text: text.to_string(),
+            written: written.to_string(),
             word_count,
-            long: word_count > LONG_WORDS || !code.trim().is_empty(),
+            long: word_count > LONG_WORDS || !split_code(written).1.trim().is_empty(),
             words: search_words(text),
             about_tests: asks_about_tests(text, &defined_here),
             shape,
@@ -256,7 +268,7 @@ impl Question {
     /// and traceback — was measured and not kept: the same Acc@1/5/10 on the issue benchmark
     /// and a lower MRR on the bug reports (0.733 against 0.741).
     pub fn embedding_text(&self) -> &str {
-        &self.text
+        &self.written
     }
 }
 
