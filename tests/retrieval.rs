@@ -1258,6 +1258,23 @@ fn one_files_second_definition_of_a_written_name_yields_to_other_files() {
     );
 }
 
+/// astroid's numpy helpers, where "Fix crash if numpy doesn't have version" is fixed: the code
+/// the change descriptions of the chore and tooling tests are about.
+const NUMPY_UTILS: &str = r#""""Helpers shared by the numpy brain modules."""
+
+
+def numpy_supports_type_hints():
+    """Whether the installed numpy has type hints."""
+    return _get_numpy_version() >= ("1", "20", "0")
+
+
+def _get_numpy_version():
+    """The installed numpy's version as a tuple of strings."""
+    import numpy
+
+    return tuple(numpy.version.version.split("."))
+"#;
+
 #[test]
 fn a_release_script_sharing_a_change_descriptions_housekeeping_words_yields_to_the_code() {
     let script = "\"\"\"Bumps the version in the ChangeLog when a release is made.\"\"\"\n\n\n\
@@ -1269,17 +1286,9 @@ fn a_release_script_sharing_a_change_descriptions_housekeeping_words_yields_to_t
         def transform_content(content, version):\n    \
             \"\"\"Adds an empty changelog entry for the next version.\"\"\"\n    \
             return content.replace(\"What's New\", f\"What's New in {version}\", 1)\n";
-    let utils = "\"\"\"Helpers shared by the numpy brain modules.\"\"\"\n\n\n\
-        def numpy_supports_type_hints():\n    \
-            \"\"\"Whether the installed numpy has type hints.\"\"\"\n    \
-            return _get_numpy_version() >= (\"1\", \"20\", \"0\")\n\n\n\
-        def _get_numpy_version():\n    \
-            \"\"\"The installed numpy's version as a tuple of strings.\"\"\"\n    \
-            import numpy\n\n    \
-            return tuple(numpy.version.version.split(\".\"))\n";
     let repo = lexical_repo(&[
         ("script/bump_changelog.py", script),
-        ("astroid/brain/numpy_utils.py", utils),
+        ("astroid/brain/numpy_utils.py", NUMPY_UTILS),
     ]);
     let squashed = "Fix crash if numpy doesn't have version (#1892)\n\n\
         * Fix crash if numpy doesn't have version\n\n* Add changelog entry\n\n* Update ChangeLog";
@@ -1363,20 +1372,6 @@ class ModelChain:
 
 #[test]
 fn a_change_messages_chore_bullets_do_not_lead_it_to_code_sharing_their_words() {
-    let utils = r#""""Helpers shared by the numpy brain modules."""
-
-
-def numpy_supports_type_hints():
-    """Whether the installed numpy has type hints."""
-    return _get_numpy_version() >= ("1", "20", "0")
-
-
-def _get_numpy_version():
-    """The installed numpy's version as a tuple of strings."""
-    import numpy
-
-    return tuple(numpy.version.version.split("."))
-"#;
     let jobs = r#""""Jobs the manager runs again when an entry of the changelog of a module changes."""
 
 
@@ -1393,7 +1388,7 @@ class JobRunner:
         self.log.append(entry)
 "#;
     let repo = lexical_repo(&[
-        ("astroid/brain/numpy_utils.py", utils),
+        ("astroid/brain/numpy_utils.py", NUMPY_UTILS),
         ("astroid/interpreter/jobs.py", jobs),
     ]);
     let squashed = "Fix crash if numpy doesn't have version (#1892)\n\n\
