@@ -124,6 +124,10 @@ static JS_FRAME: LazyLock<Regex> = LazyLock::new(|| {
 static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\bat ((?:[\w$]+\.)*[\w$<>]+) ?\(([\w$-]+\.(?:java|kt|scala)):(\d+)\)").unwrap()
 });
+/// The header of a chained exception's cause in a JVM trace (`Caused by: java.lang.X: …`): the
+/// trace after it is the cause's, and the last cause is where the failure began.
+static CAUSED_BY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t>]*Caused by:").unwrap());
 /// A function line followed by its location on the next line: Go's panics and goroutine dumps
 /// (`pkg.(*T).Method(0x1, …)` then `\t/path/file.go:123 +0x1d`) and Rust backtraces
 /// (`  3: crate::module::function` then `at ./src/x.rs:10:5`).
@@ -448,7 +452,9 @@ fn frame_function(written: &str) -> Option<String> {
 
 /// The frames and locations of a text, innermost last: a trace written innermost first (Java,
 /// Node, Go, Rust, native debuggers, Ruby, PHP) is read backwards, so that for every language
-/// the last frame is where the failure surfaced.
+/// the last frame is where the failure surfaced. A JVM trace's causes (`Caused by:`) are read
+/// one by one in the order written, so the innermost frame of the last cause, where the chain
+/// began, comes last.
 fn frames(text: &str) -> Vec<Frame> {
     let mut found: Vec<(usize, Frame, bool)> = Vec::new();
     let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
@@ -491,15 +497,23 @@ fn frames(text: &str) -> Vec<Frame> {
         }
     }
     found.sort_by_key(|(at, _, _)| *at);
-    innermost_last(found)
+    let causes: Vec<usize> = CAUSED_BY.find_iter(text).map(|m| m.start()).collect();
+    innermost_last(found, &causes)
 }
 
-/// Frames in the order written, each run of innermost-first frames reversed.
-fn innermost_last(found: Vec<(usize, Frame, bool)>) -> Vec<Frame> {
+/// Frames in the order written, each run of innermost-first frames reversed; a run ends at a
+/// frame written in another syntax and at a cause's header (`causes`: where each begins).
+fn innermost_last(found: Vec<(usize, Frame, bool)>, causes: &[usize]) -> Vec<Frame> {
     let mut out: Vec<Frame> = Vec::new();
     let mut run: Vec<Frame> = Vec::new();
-    for (_, frame, innermost_first) in found {
+    let mut previous = 0;
+    for (at, frame, innermost_first) in found {
+        let cause_between = causes.iter().any(|&c| previous <= c && c < at);
+        previous = at;
         if innermost_first {
+            if cause_between {
+                out.extend(run.drain(..).rev());
+            }
             run.push(frame);
             continue;
         }
@@ -902,6 +916,16 @@ mod tests {
         );
         let last = python.frames.last().unwrap();
         assert_eq!(last.function.as_deref(), Some("total"));
+    }
+
+    #[test]
+    fn a_jvm_traces_last_cause_gives_its_innermost_frame() {
+        // googlecontainertools__jib-2536: the wrapper's frame comes first, the root cause last.
+        let q = Question::read(
+            "org.apache.maven.lifecycle.LifecycleExecutionException: failed\n    at org.apache.maven.cli.MavenCli.main (MavenCli.java:192)\nCaused by: org.apache.maven.plugin.MojoExecutionException: (null exception message)\n    at com.acme.jib.maven.BuildTarMojo.execute (BuildTarMojo.java:140)\n    at org.apache.maven.plugin.DefaultBuildPluginManager.executeMojo (DefaultBuildPluginManager.java:137)\nCaused by: java.lang.NullPointerException\n    at com.acme.jib.credentials.DockerConfigCredentialRetriever.retrieve (DockerConfigCredentialRetriever.java:146)\n    at com.acme.jib.credentials.DockerConfigCredentialRetriever.retrieve (DockerConfigCredentialRetriever.java:104)\n    at com.acme.jib.steps.PullBaseImageStep.call (PullBaseImageStep.java:134)\n",
+        );
+        let lines: Vec<u32> = q.frames.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [192, 137, 140, 134, 104, 146]);
     }
 
     #[test]
