@@ -1551,3 +1551,59 @@ class Schema:
     let ids = ranked_ids(repo.path(), one_line, 3);
     assert_eq!(ids[0], "src/marshmallow/fields.py::DateTime", "{ids:?}");
 }
+
+#[test]
+fn a_report_pasting_lines_of_one_method_is_answered_by_that_method() {
+    let cache = r#""""A cache of loaded values that expire after a time to live."""
+
+import time
+
+
+class Entry:
+    def __init__(self, value, deadline):
+        self.value = value
+        self.deadline = deadline
+
+    def expired(self):
+        return time.time() >= self.deadline
+
+
+class Cache:
+    """Values by key, loaded on first use and again once their time to live has passed."""
+
+    def __init__(self, loader, ttl):
+        self.loader = loader
+        self.ttl = ttl
+        self.entries = {}
+
+    def get(self, key):
+        """Returns the cached value of a key, loading it again when it expired."""
+        entry = self.entries.get(key)
+        if entry is None or entry.expired():
+            return self.load(key)
+        return entry.value
+
+    def load(self, key):
+        started = time.time()
+        value = self.loader(key)
+        self.entries[key] = Entry(value, started + self.ttl)
+        return value
+
+    def expire(self):
+        """Drops every entry whose time to live has passed."""
+        now = time.time()
+        self.entries = {k: e for k, e in self.entries.items() if e.deadline > now}
+"#;
+    let repo = lexical_repo(&[("cachelib/cache.py", cache)]);
+    let prose = "Cache.get returns stale values after the ttl has passed\n\n\
+        Calling `Cache.get` once the ttl has passed still returns the old value when the \
+        loader is slow: the entry expires too early or too late. The deadline is computed \
+        from the time the loading started:\n";
+    let pasted = "```python\nvalue = self.loader(key)\n\
+        self.entries[key] = Entry(value, started + self.ttl)\n```\n";
+    let ids = ranked_ids(repo.path(), &format!("{prose}\n{pasted}"), 2);
+    assert_eq!(ids[0], "cachelib/cache.py::Cache.load", "{ids:?}");
+    // Without the pasted lines the method the report names comes first.
+    let ids = ranked_ids(repo.path(), prose, 2);
+    assert_eq!(ids[0], "cachelib/cache.py::Cache.get", "{ids:?}");
+}

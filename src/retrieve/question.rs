@@ -16,6 +16,10 @@ use crate::text::{search_words, split_identifier};
 
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
+/// Code lines of the question tried as a pasted excerpt of the project, in pairs.
+const EXCERPT_PAIRS: usize = 8;
+/// Shorter lines (`}`, `x = 1;`) stand together in too many places to say where.
+const EXCERPT_MIN_CHARS: usize = 12;
 /// The file prior starts above this many words and reaches full strength this many words
 /// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
 const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
@@ -89,6 +93,9 @@ pub struct Question {
     pub frames: Vec<Frame>,
     /// Error messages and quoted output worth finding verbatim in the code.
     pub messages: Vec<String>,
+    /// Pairs of consecutive lines of the question's code that read as a project's code
+    /// ([`excerpt_pairs`]): where both stand together in the project, the reporter pasted it.
+    pub excerpts: Vec<(String, String)>,
     /// Command-line flags the question writes (`--hidden` as `hidden`): the code that
     /// declares a flag spells it in a string literal.
     pub flags: Vec<String>,
@@ -113,6 +120,11 @@ fn naming_source_files(pattern: &str) -> Regex {
     Regex::new(&pattern.replace("{EXT}", &format!("(?:{EXTENSIONS})"))).expect("a valid pattern")
 }
 
+/// A line that imports or includes: `import x`, `from x import y`, `#include <x>`, `use x;`,
+/// `package x;`, `using x;`, `require('x')`.
+static IMPORT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:import\b|from\s+\S+\s+import\b|#\s*include\b|use\s|package\s|using\s|(?:const|let|var)\s+\w+\s*=\s*require\()").unwrap()
+});
 static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(```|~~~)").unwrap());
 static PY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"#).unwrap()
@@ -258,6 +270,7 @@ impl Question {
             paths: paths(text),
             frames: frames(text),
             messages: messages(text, &prose),
+            excerpts: excerpt_pairs(&code),
             flags: flags(text),
             trait_impls: trait_impls(&prose),
             about_constructors: CONSTRUCTOR_WORD.is_match(&prose),
@@ -371,6 +384,36 @@ fn split_code(text: &str) -> (String, String) {
         out.push('\n');
     }
     (prose, code)
+}
+
+/// The first [`EXCERPT_PAIRS`] pairs of consecutive non-blank code lines, trimmed, that could
+/// be pasted from the project: each has code punctuation, at least [`EXCERPT_MIN_CHARS`]
+/// characters and is not an import (which says what a file uses, not where a fault is).
+fn excerpt_pairs(code: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = code
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for pair in lines.windows(2) {
+        let (first, second) = (pair[0].to_string(), pair[1].to_string());
+        if pair.iter().all(|line| reads_as_excerpt(line))
+            && !out.contains(&(first.clone(), second.clone()))
+        {
+            out.push((first, second));
+        }
+        if out.len() == EXCERPT_PAIRS {
+            break;
+        }
+    }
+    out
+}
+
+fn reads_as_excerpt(line: &str) -> bool {
+    line.len() >= EXCERPT_MIN_CHARS
+        && line.contains(['(', '=', '{', ';'])
+        && !IMPORT_LINE.is_match(line)
 }
 
 /// An indented line is code when it has code punctuation (prose paragraphs may be indented).
@@ -1123,5 +1166,24 @@ mod tests {
     fn a_question_has_a_body_past_its_first_non_blank_line() {
         assert!(Question::read("Nested DateTime Format\n\n* Use the root's opts").has_body());
         assert!(!Question::read("\n  how DateTime formats a value  \n\n").has_body());
+    }
+
+    #[test]
+    fn pasted_code_gives_pairs_of_its_lines_without_imports_short_lines_or_repeats() {
+        let q = Question::read(
+            "Stale values\n\n```python\nimport time\nfrom cache import Entry\nvalue = self.loader(key)\nself.entries[key] = Entry(value, started + self.ttl)\n}\nvalue = self.loader(key)\nself.entries[key] = Entry(value, started + self.ttl)\n```\n",
+        );
+        assert_eq!(
+            q.excerpts,
+            [(
+                "value = self.loader(key)".to_string(),
+                "self.entries[key] = Entry(value, started + self.ttl)".to_string()
+            )]
+        );
+        assert!(
+            Question::read("Stale values of `Cache.get`")
+                .excerpts
+                .is_empty()
+        );
     }
 }
