@@ -1607,3 +1607,89 @@ class Cache:
     let ids = ranked_ids(repo.path(), prose, 2);
     assert_eq!(ids[0], "cachelib/cache.py::Cache.get", "{ids:?}");
 }
+
+#[test]
+fn a_header_defining_a_name_many_times_gains_one_companion_share_not_one_per_namesake() {
+    let header = r#"#pragma once
+#include <string>
+#include <vector>
+
+namespace report {
+
+template <typename T> struct StringMaker {
+    static std::string convert(const T& value) { return describe(value); }
+};
+
+template <> struct StringMaker<std::string> {
+    static std::string convert(const std::string& value) { return '"' + value + '"'; }
+};
+
+template <> struct StringMaker<char> {
+    static std::string convert(char value) { return std::string(1, value); }
+};
+
+template <> struct StringMaker<int> {
+    static std::string convert(int value) { return std::to_string(value); }
+};
+
+template <> struct StringMaker<long> {
+    static std::string convert(long value) { return std::to_string(value); }
+};
+
+template <typename T> struct StringMaker<std::vector<T>> {
+    static std::string convert(const std::vector<T>& values) { return joinAll(values); }
+};
+
+template <> struct StringMaker<float> { static std::string convert(float value); };
+template <> struct StringMaker<double> { static std::string convert(double value); };
+
+std::string fpToString(double value, int precision);
+
+} // namespace report
+"#;
+    let source = r#"#include "tostring.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace report {
+
+std::string fpToString(double value, int precision) {
+    std::ostringstream oss;
+    oss << std::setprecision(precision) << std::fixed << value;
+    return oss.str();
+}
+
+std::string StringMaker<float>::convert(float value) {
+    return fpToString(value, 5) + 'f';
+}
+
+std::string StringMaker<double>::convert(double value) {
+    return fpToString(value, 10);
+}
+
+} // namespace report
+"#;
+    let repo = lexical_repo(&[("src/tostring.hpp", header), ("src/tostring.cpp", source)]);
+    let question = "Allow a custom precision for floating point values in failure messages\n\n\
+        The precision of float and double values is hard-coded to 5 and 10 digits when they are \
+        converted to a string for a failure message, which is too few to tell two doubles \
+        apart. Add a way to set the precision of the conversion.";
+    let ranked = query(
+        repo.path(),
+        question,
+        &["--verbosity", "diagnostic", "--limit-entities", "12"],
+    );
+    let evidence = ranked["evidence"].as_array().expect("evidence");
+    let header_companions: Vec<&str> = evidence
+        .iter()
+        .filter(|e| e["signals"]["companion"] == true)
+        .filter_map(|e| e["entity_id"].as_str())
+        .filter(|id| id.starts_with("src/tostring.hpp::"))
+        .collect();
+    // The six inline `convert`s of the header are not the declaration of the source's
+    // `convert(float)`: one of them stands for it, not all six.
+    assert_eq!(header_companions.len(), 1, "{evidence:?}");
+    let first = evidence[0]["entity_id"].as_str().unwrap();
+    assert!(first.starts_with("src/tostring.cpp::"), "{evidence:?}");
+}

@@ -1240,16 +1240,57 @@ fn add_companions(generation: &LoadedGeneration, fused: &mut HashMap<String, Hit
         if companions.is_empty() {
             continue;
         }
-        let namesakes: Vec<(String, usize)> = generation
+        let namesakes: Vec<&Entity> = generation
             .entities_named(&entity.name)
             .filter(|e| companions.contains(&e.path.as_str()))
-            .filter_map(|e| Some((e.id.clone(), generation.first_chunk_index(&e.id)?)))
             .collect();
-        for (namesake, index) in namesakes {
-            let hit = credit(fused, &namesake, index, COMPANION_SHARE * score);
-            hit.evidence.companion = true;
+        for namesake in declaring(entity, namesakes, fused) {
+            if let Some(index) = generation.first_chunk_index(&namesake.id) {
+                let hit = credit(fused, &namesake.id, index, COMPANION_SHARE * score);
+                hit.evidence.companion = true;
+            }
         }
     }
+}
+
+/// The companion namesakes that stand for `entity`'s declaration: those written with its
+/// parameters when any is (the one overload of an overloaded name), else the one with the most
+/// evidence already (the first when none has any). Every namesake of an overloaded name is not
+/// a declaration of this one: a header defining twenty `convert`s gains one share, not twenty.
+fn declaring<'g>(
+    entity: &Entity,
+    namesakes: Vec<&'g Entity>,
+    fused: &HashMap<String, Hit>,
+) -> Vec<&'g Entity> {
+    let written = parameters(&entity.signature);
+    let same: Vec<&Entity> = namesakes
+        .iter()
+        .copied()
+        .filter(|e| written.is_some() && parameters(&e.signature) == written)
+        .collect();
+    if !same.is_empty() {
+        return same;
+    }
+    let evidence = |e: &Entity| fused.get(&e.id).map_or(0.0, |h| h.score);
+    let mut best: Option<&Entity> = None;
+    for namesake in namesakes {
+        if best.is_none_or(|b| evidence(namesake) > evidence(b)) {
+            best = Some(namesake);
+        }
+    }
+    best.into_iter().collect()
+}
+
+/// A signature's parameter list without whitespace (`(double value)` → `(doublevalue)`).
+fn parameters(signature: &str) -> Option<String> {
+    let open = signature.find('(')?;
+    let close = signature.rfind(')')?;
+    (open < close).then(|| {
+        signature[open..=close]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    })
 }
 
 /// A report's fix edits units of the files its evidence points at, and the legs may have
@@ -1493,5 +1534,20 @@ mod tests {
             query_shape("where is apply_discount used"),
             QueryShape::Mixed
         );
+    }
+
+    #[test]
+    fn a_declaration_and_its_definition_have_the_same_parameters() {
+        let definition = parameters("std::string StringMaker<double>::convert(double value) {");
+        assert_eq!(definition.as_deref(), Some("(doublevalue)"));
+        assert_eq!(
+            parameters("static std::string convert( double  value );"),
+            definition
+        );
+        assert_ne!(
+            parameters("static std::string convert(float value);"),
+            definition
+        );
+        assert_eq!(parameters("struct Cart"), None);
     }
 }
