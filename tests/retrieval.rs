@@ -1693,3 +1693,51 @@ std::string StringMaker<double>::convert(double value) {
     let first = evidence[0]["entity_id"].as_str().unwrap();
     assert!(first.starts_with("src/tostring.cpp::"), "{evidence:?}");
 }
+
+#[test]
+fn a_change_about_a_named_types_constructors_ranks_its_constructor_first() {
+    let person = r#""""Person names as written in records: family, given and middle name components."""
+
+
+class PersonName:
+    """A person name with its family, given, middle, prefix and suffix components.
+
+    Components are separated by carets; name groups by equal signs.
+    """
+
+    def __init__(self, value, encodings=None):
+        self.original = value
+        self.encodings = encodings or ["default"]
+        self.components = value.split("=")
+
+    def family_name(self):
+        """The family name component."""
+        return self.components[0].split("^")[0]
+
+    def given_name(self):
+        """The given name component."""
+        return self.components[0].split("^")[1]
+
+    def formatted(self, template):
+        """The name components formatted with a template."""
+        parts = self.components[0].split("^")
+        return template.format(*parts)
+"#;
+    let repo = lexical_repo(&[("names/person.py", person)]);
+    let bullet = "\n\n* Added PersonName.from_named_components and \
+        PersonName.from_named_components_veterinary";
+    let ids = ranked_ids(
+        repo.path(),
+        &format!("Person Name Constructors (#1331){bullet}"),
+        2,
+    );
+    assert_eq!(ids[0], "names/person.py::PersonName.__init__", "{ids:?}");
+    assert_eq!(ids[1], "names/person.py::PersonName", "{ids:?}");
+    // Without speaking of constructors the type does not hand its place to `__init__`.
+    let ids = ranked_ids(
+        repo.path(),
+        &format!("Person Name components (#1331){bullet}"),
+        2,
+    );
+    assert_ne!(ids[0], "names/person.py::PersonName.__init__", "{ids:?}");
+}

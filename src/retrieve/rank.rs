@@ -273,7 +273,10 @@ pub async fn rank(
     if reads_as_report(question) {
         yield_to_members(generation, &mut hits, Yield::ToAnyMember);
     } else if question.has_body() {
-        yield_to_members(generation, &mut hits, Yield::NamedToBestWordMatch);
+        let rule = Yield::NamedToBestWordMatch {
+            about_constructors: question.about_constructors,
+        };
+        yield_to_members(generation, &mut hits, rule);
     }
     hits.sort_by(|a, b| {
         b.score
@@ -947,8 +950,9 @@ enum Yield {
     /// its place below the type: "Added `__contains__` and `__iter__` to PersonName" and
     /// "BaseSchema is unnecessary" are about the type as a whole. A one-line description may
     /// describe the type itself ("how ConstraintMaker accumulates descriptions"): there the
-    /// type keeps its place.
-    NamedToBestWordMatch,
+    /// type keeps its place. A question about constructors ("Person Name Constructors") has
+    /// the type yield to its constructor as well.
+    NamedToBestWordMatch { about_constructors: bool },
 }
 
 /// A type or module that outranks the best function or method of its own that the evidence
@@ -969,14 +973,16 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield
     // Only the narrower rule reads the full-text ranks: a report skips the pass.
     let best_word_match = match rule {
         Yield::ToAnyMember => None,
-        Yield::NamedToBestWordMatch => best_code_lexical_rank(generation, hits),
+        Yield::NamedToBestWordMatch { .. } => best_code_lexical_rank(generation, hits),
     };
     let takes_place = |container: &Hit, member: &Hit| match rule {
         Yield::ToAnyMember => true,
-        Yield::NamedToBestWordMatch => {
-            container.evidence.name_match
-                && member.evidence.lexical_rank.is_some()
-                && member.evidence.lexical_rank == best_word_match
+        Yield::NamedToBestWordMatch { about_constructors } => {
+            let best_word_match = member.evidence.lexical_rank.is_some()
+                && member.evidence.lexical_rank == best_word_match;
+            let its_constructor = about_constructors
+                && constructs(generation, &member.entity_id, &container.entity_id);
+            container.evidence.name_match && (best_word_match || its_constructor)
         }
     };
     let mut order: Vec<usize> = (0..hits.len()).collect();
@@ -1005,6 +1011,16 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield
             hits[container].score = place * CONTAINER_SHARE;
         }
     }
+}
+
+/// Whether `member` is a constructor of the type `ty` (`__init__`, `new`, … or the type's own
+/// name).
+fn constructs(generation: &LoadedGeneration, member: &str, ty: &str) -> bool {
+    let (Some(member), Some(ty)) = (generation.entity(member), generation.entity(ty)) else {
+        return false;
+    };
+    owned_by(member, &ty.name)
+        && (CONSTRUCTOR_NAMES.contains(&member.name.as_str()) || member.name == ty.name)
 }
 
 /// The best full-text rank among code outside tests (prose and test code left out): the
