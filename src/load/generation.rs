@@ -106,6 +106,11 @@ impl LoadedGeneration {
         self.chunks_of.get(entity_id)?.first().copied()
     }
 
+    /// Positions in [`Self::chunks`] of the entity's chunks, in order.
+    pub fn chunk_indices_of(&self, entity_id: &str) -> impl Iterator<Item = usize> + '_ {
+        self.chunks_of.get(entity_id).into_iter().flatten().copied()
+    }
+
     /// The entity's chunks in order.
     pub fn chunks_of(&self, entity_id: &str) -> impl Iterator<Item = &ChunkRow> {
         self.chunks_of

@@ -14,6 +14,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use aho_corasick::AhoCorasick;
+
 use super::hit::{Evidence, Hit, RankedFile, Ranking, RetrievalMode, places_in_file};
 use super::plan::QueryPlan;
 use super::question::{Name, Origin, QueryShape, Question, message_fragments};
@@ -751,9 +753,11 @@ fn add_messages(
 }
 
 /// Code the question pastes from the project: two of its consecutive code lines standing
-/// together in at most [`EXCERPT_MAX_PLACES`] chunks of code (outside tests unless asked).
-/// The entity holding them is the code the reporter was reading; each entity is credited once,
-/// as a message is. Lines found in more places are idiom, not a pointer.
+/// together in at most [`EXCERPT_MAX_PLACES`] chunks of code (outside tests unless asked) of
+/// the entities the legs reached (pasted code shares its identifiers with the question, so
+/// the full-text leg reaches it; reading only those keeps a report with code as fast as one
+/// without). The entity holding them is the code the reporter was reading; each entity is
+/// credited once, as a message is. Lines found in more places are idiom, not a pointer.
 fn add_excerpts(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
@@ -761,44 +765,72 @@ fn add_excerpts(
 ) {
     let mut rank = 0u32;
     let mut credited: HashSet<String> = HashSet::new();
-    for (first, second) in &question.excerpts {
-        let places: Vec<usize> = (0..generation.chunks.len())
-            .filter(|&i| {
-                let chunk = &generation.chunks[i];
-                (question.about_tests || !is_test_path(&chunk.path))
-                    && !chunk.kind.reads_as_prose()
-                    && stand_together(&chunk.text, first, second)
-            })
-            .take(EXCERPT_MAX_PLACES + 1)
-            .collect();
-        if places.len() > EXCERPT_MAX_PLACES {
+    let pointers = excerpt_places(generation, question, fused)
+        .into_iter()
+        .filter(|places| places.len() <= EXCERPT_MAX_PLACES);
+    for index in pointers.flatten() {
+        let entity_id = &generation.chunks[index].entity_id;
+        if !credited.insert(entity_id.clone()) {
             continue;
         }
-        for index in places {
-            let entity_id = &generation.chunks[index].entity_id;
-            if !credited.insert(entity_id.clone()) {
-                continue;
-            }
-            rank += 1;
-            let hit = credit(
-                fused,
-                entity_id,
-                index,
-                MESSAGE_WEIGHT / (RRF_K + rank as f64),
-            );
-            hit.evidence.message = true;
-        }
+        rank += 1;
+        let hit = credit(
+            fused,
+            entity_id,
+            index,
+            MESSAGE_WEIGHT / (RRF_K + rank as f64),
+        );
+        hit.evidence.message = true;
     }
 }
 
-/// Whether `text` has a line ending in `first` whose next non-blank line is `second` (both
-/// trimmed: a pasted excerpt keeps its lines, not its indentation).
-fn stand_together(text: &str, first: &str, second: &str) -> bool {
-    text.match_indices(first).any(|(at, _)| {
-        let mut rest = text[at + first.len()..].lines();
-        rest.next().is_some_and(|tail| tail.trim().is_empty())
-            && rest.map(str::trim).find(|line| !line.is_empty()) == Some(second)
-    })
+/// For each of the question's pasted pairs, the chunks of the reached entities' code (outside
+/// tests unless asked) where it stands together, in chunk order and at most one past
+/// [`EXCERPT_MAX_PLACES`]: one pass over those chunks finds every pair's first line at once.
+fn excerpt_places(
+    generation: &LoadedGeneration,
+    question: &Question,
+    reached: &HashMap<String, Hit>,
+) -> Vec<Vec<usize>> {
+    let pairs = &question.excerpts;
+    let mut places: Vec<Vec<usize>> = vec![Vec::new(); pairs.len()];
+    if pairs.is_empty() {
+        return places;
+    }
+    let Ok(first_lines) = AhoCorasick::new(pairs.iter().map(|(first, _)| first)) else {
+        return places;
+    };
+    let mut chunks: Vec<usize> = reached
+        .keys()
+        .flat_map(|id| generation.chunk_indices_of(id))
+        .collect();
+    chunks.sort_unstable();
+    chunks.dedup();
+    for index in chunks {
+        let chunk = &generation.chunks[index];
+        for found in first_lines.find_overlapping_iter(chunk.text.as_str()) {
+            let pair = found.pattern().as_usize();
+            let here = &mut places[pair];
+            if here.len() > EXCERPT_MAX_PLACES || here.last() == Some(&index) {
+                continue;
+            }
+            if followed_by(&chunk.text[found.end()..], &pairs[pair].1)
+                && (question.about_tests || !is_test_path(&chunk.path))
+                && !chunk.kind.reads_as_prose()
+            {
+                here.push(index);
+            }
+        }
+    }
+    places
+}
+
+/// Whether `rest`, the text after a line's first part, ends that line and its next non-blank
+/// line is `second` (trimmed: a pasted excerpt keeps its lines, not its indentation).
+fn followed_by(rest: &str, second: &str) -> bool {
+    let mut lines = rest.lines();
+    lines.next().is_some_and(|tail| tail.trim().is_empty())
+        && lines.map(str::trim).find(|line| !line.is_empty()) == Some(second)
 }
 
 /// Pools evidence per file: a whole-file BM25 leg over the question's words, the files that
