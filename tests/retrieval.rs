@@ -1741,3 +1741,71 @@ class PersonName:
     );
     assert_ne!(ids[0], "names/person.py::PersonName.__init__", "{ids:?}");
 }
+
+#[test]
+fn a_name_nothing_defines_stands_for_the_family_named_after_it() {
+    let protocols = r#""""How each kind of node answers what was assigned to it."""
+
+
+def for_assigned_stmts(self, node=None, context=None, assign_path=None):
+    """What a for loop's target is assigned: the items of what it iterates."""
+    for item in self.iter.infer(context):
+        yield from item.elements
+
+
+def sequence_assigned_stmts(self, node=None, context=None, assign_path=None):
+    """What an element of a tuple or list target is assigned, by its index."""
+    index = self.elts.index(node)
+    return self.parent.assigned_stmts(self, context, [index] + (assign_path or []))
+
+
+def arguments_assigned_stmts(self, node=None, context=None, assign_path=None):
+    """What an argument of the call binds, when it is known."""
+    return self.call_context.get(node.name, [])
+"#;
+    let lookup = r#""""Looking up the statements that bind a name in a scope."""
+
+
+class LookupMixIn:
+    def _filter_stmts(self, stmts, frame, offset):
+        """Filters the statements assigned to a name down to those that reach this node:
+        the typing of each parameter is checked, a parameter's assigned statements are
+        added, and assigned statements in other branches are dropped."""
+        kept = []
+        for stmt in stmts:
+            if stmt.frame() is frame and stmt.lineno <= offset:
+                kept.append(stmt)
+        return kept
+
+    def assigned_names(self):
+        """The names assigned in this scope, with the typing of each parameter."""
+        return [stmt.name for stmt in self.body if stmt.is_assign]
+
+    def lookup_typing(self, name):
+        """The typing a parameter or an assigned name was given."""
+        return self.annotations.get(name)
+"#;
+    let repo = lexical_repo(&[
+        ("astro/protocols.py", protocols),
+        ("astro/lookup.py", lookup),
+    ]);
+    let ranked = query(
+        repo.path(),
+        "Add parameter typing to ``assigned_stmts`` (#1249)",
+        &["--verbosity", "diagnostic", "--limit-entities", "6"],
+    );
+    let evidence = ranked["evidence"].as_array().expect("evidence");
+    let first = evidence[0]["entity_id"].as_str().unwrap();
+    assert!(first.ends_with("_assigned_stmts"), "{evidence:?}");
+    let family: Vec<&str> = evidence
+        .iter()
+        .filter(|e| e["signals"]["name_match"] == true)
+        .filter_map(|e| e["entity_id"].as_str())
+        .collect();
+    assert_eq!(family.len(), 3, "{evidence:?}");
+    assert!(
+        family
+            .iter()
+            .all(|id| id.starts_with("astro/protocols.py::"))
+    );
+}

@@ -96,6 +96,22 @@ impl LoadedGeneration {
         self.chunk_index(id).map(|i| &self.chunks[i])
     }
 
+    /// Entities whose own name ends with `_` and then `suffix` (`for_assigned_stmts` for
+    /// `assigned_stmts`), in entity order.
+    pub fn entities_suffixed<'a>(&'a self, suffix: &'a str) -> impl Iterator<Item = &'a Entity> {
+        let mut found: Vec<usize> = self
+            .by_name
+            .iter()
+            .filter(|(name, _)| {
+                name.strip_suffix(suffix)
+                    .is_some_and(|head| head.len() > 1 && head.ends_with('_'))
+            })
+            .flat_map(|(_, entities)| entities.iter().copied())
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.entities[i])
+    }
+
     /// Position of a chunk in [`Self::chunks`].
     pub fn chunk_index(&self, id: &str) -> Option<usize> {
         self.chunk_by_id.get(id).copied()

@@ -103,6 +103,9 @@ const DEFINED_HERE_SHARE: f64 = 0.2;
 /// the other sets and code search unchanged; a 3 % share reached too few words in a project of
 /// 183 files, 10 % cost a function from the first five, a full share cost file Acc@5).
 const PLAIN_NAME_SHARE: f64 = 0.5;
+/// Share of a snake_case name no definition has, for the definitions named `<case>_<name>`
+/// (a family implementing it per case).
+const FAMILY_NAME_SHARE: f64 = 0.5;
 const RARE_WORD_SHARE: f64 = 0.05;
 /// A name shared by n definitions gives each `1 / n^NAME_SPREAD` of its weight.
 const NAME_SPREAD: f64 = 0.5;
@@ -338,7 +341,9 @@ fn credit<'a>(
 /// Definitions whose own name the question writes. A name is worth less when the question's
 /// own code defines it (the user's `__init__`, their class `PV`), when it was only written in
 /// the question's code, and when many definitions share it; only definitions outside tests
-/// count unless the question is about tests.
+/// count unless the question is about tests. A snake_case name that nothing defines (nor,
+/// written under its owner, a member one letter away) stands at half weight for the family
+/// of definitions named after it with a prefix (`for_assigned_stmts` for `assigned_stmts`).
 fn add_name_matches(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
@@ -356,6 +361,17 @@ fn add_name_matches(
             .collect();
         if definitions.is_empty() {
             definitions.extend(misspelt_member(generation, &name.owners, &name.text));
+        }
+        // `assigned_stmts`, defined by no one, names the family `for_assigned_stmts`,
+        // `sequence_assigned_stmts`, … that implements it per case.
+        let mut share = share;
+        if definitions.is_empty() && name.text.contains('_') {
+            definitions.extend(
+                generation
+                    .entities_suffixed(&name.text)
+                    .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path))),
+            );
+            share *= FAMILY_NAME_SHARE;
         }
         if definitions.is_empty() {
             continue;
