@@ -354,23 +354,19 @@ fn add_name_matches(
     let plain = plain_word_names(generation, question);
     let written = question.names.iter().map(|n| (n, 1.0));
     let candidates = written.chain(plain.iter().map(|n| (n, PLAIN_NAME_SHARE)));
-    for (order, (name, share)) in candidates.enumerate() {
+    let counted = |e: &&Entity| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path));
+    for (order, (name, mut share)) in candidates.enumerate() {
         let mut definitions: Vec<&Entity> = generation
             .entities_named(&name.text)
-            .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path)))
+            .filter(counted)
             .collect();
         if definitions.is_empty() {
             definitions.extend(misspelt_member(generation, &name.owners, &name.text));
         }
         // `assigned_stmts`, defined by no one, names the family `for_assigned_stmts`,
         // `sequence_assigned_stmts`, … that implements it per case.
-        let mut share = share;
         if definitions.is_empty() && name.text.contains('_') {
-            definitions.extend(
-                generation
-                    .entities_suffixed(&name.text)
-                    .filter(|e| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path))),
-            );
+            definitions.extend(generation.entities_suffixed(&name.text).filter(counted));
             share *= FAMILY_NAME_SHARE;
         }
         if definitions.is_empty() {
