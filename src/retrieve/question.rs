@@ -397,11 +397,10 @@ fn excerpt_pairs(code: &str) -> Vec<(String, String)> {
         .collect();
     let mut out: Vec<(String, String)> = Vec::new();
     for pair in lines.windows(2) {
-        let (first, second) = (pair[0].to_string(), pair[1].to_string());
-        if pair.iter().all(|line| reads_as_excerpt(line))
-            && !out.contains(&(first.clone(), second.clone()))
-        {
-            out.push((first, second));
+        let (first, second) = (pair[0], pair[1]);
+        let repeated = out.iter().any(|(a, b)| a == first && b == second);
+        if reads_as_excerpt(first) && reads_as_excerpt(second) && !repeated {
+            out.push((first.to_string(), second.to_string()));
         }
         if out.len() == EXCERPT_PAIRS {
             break;

@@ -19,10 +19,10 @@ use aho_corasick::AhoCorasick;
 use super::hit::{Evidence, Hit, RankedFile, Ranking, RetrievalMode, places_in_file};
 use super::plan::QueryPlan;
 use super::question::{Name, Origin, QueryShape, Question, message_fragments};
-use super::resolve::{MISSPELT_MIN_CHARS, misspelt_member, owned_by};
+use super::resolve::{MISSPELT_MIN_CHARS, may_be_named, misspelt_member, owned_by};
 use crate::error::StoreResult;
 use crate::graph::EdgeKind;
-use crate::load::generation::LoadedGeneration;
+use crate::load::generation::{ChunkRow, LoadedGeneration};
 use crate::parse::{Entity, EntityKind};
 use crate::text::code_search_text;
 use crate::walk::{is_generated_path, is_history_path, is_test_path, tooling_folder};
@@ -354,7 +354,7 @@ fn add_name_matches(
     let plain = plain_word_names(generation, question);
     let written = question.names.iter().map(|n| (n, 1.0));
     let candidates = written.chain(plain.iter().map(|n| (n, PLAIN_NAME_SHARE)));
-    let counted = |e: &&Entity| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path));
+    let counted = |e: &&Entity| may_be_named(e, about_tests);
     for (order, (name, mut share)) in candidates.enumerate() {
         let mut definitions: Vec<&Entity> = generation
             .entities_named(&name.text)
@@ -827,8 +827,7 @@ fn excerpt_places(
                 continue;
             }
             if followed_by(&chunk.text[found.end()..], &pairs[pair].1)
-                && (question.about_tests || !is_test_path(&chunk.path))
-                && !chunk.kind.reads_as_prose()
+                && is_code_in_scope(chunk, question.about_tests)
             {
                 here.push(index);
             }
@@ -1071,12 +1070,15 @@ fn constructs(generation: &LoadedGeneration, member: &str, ty: &str) -> bool {
 /// definition the question's words describe best.
 fn best_code_lexical_rank(generation: &LoadedGeneration, hits: &[Hit]) -> Option<u32> {
     hits.iter()
-        .filter(|hit| {
-            let chunk = &generation.chunks[hit.chunk];
-            !is_test_path(&chunk.path) && !chunk.kind.reads_as_prose()
-        })
+        .filter(|hit| is_code_in_scope(&generation.chunks[hit.chunk], false))
         .filter_map(|hit| hit.evidence.lexical_rank)
         .min()
+}
+
+/// Whether a chunk is code (not prose or plain text) outside tests, or in tests too when
+/// `about_tests`.
+fn is_code_in_scope(chunk: &ChunkRow, about_tests: bool) -> bool {
+    (about_tests || !is_test_path(&chunk.path)) && !chunk.kind.reads_as_prose()
 }
 
 /// The folder a root-relative path is in (`""` at the root).
@@ -1332,12 +1334,13 @@ fn declaring<'g>(
         return same;
     }
     let evidence = |e: &Entity| fused.get(&e.id).map_or(0.0, |h| h.score);
-    let mut best: Option<&Entity> = None;
-    for namesake in namesakes {
-        if best.is_none_or(|b| evidence(namesake) > evidence(b)) {
-            best = Some(namesake);
+    let best = namesakes.into_iter().reduce(|best, next| {
+        if evidence(next) > evidence(best) {
+            next
+        } else {
+            best
         }
-    }
+    });
     best.into_iter().collect()
 }
 

@@ -12,12 +12,11 @@ use std::collections::HashMap;
 
 use super::hit::{Hit, places_by, places_in_file};
 use super::question::{QueryShape, Question};
-use super::resolve::misspelt_member;
+use super::resolve::{may_be_named, misspelt_member};
 use crate::load::files::{fold_word, folder_words, spells, stem_words};
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::text::split_identifier;
-use crate::walk::is_test_path;
 
 /// The definition of a symbol-shaped question's symbol gains this many best scores.
 const DEFINITION_BOOST: f64 = 3.0;
@@ -196,8 +195,7 @@ fn definitions<'g>(
     symbol: &Symbol,
     about_tests: bool,
 ) -> Vec<&'g Entity> {
-    let outside_tests =
-        |e: &&Entity| !e.kind.is_file_level() && (about_tests || !is_test_path(&e.path));
+    let outside_tests = |e: &&Entity| may_be_named(e, about_tests);
     // A definition named by the whole written form (Elixir's `defmodule Plug.Conn`) is the one.
     let whole = symbol
         .qualifier

@@ -4,6 +4,7 @@
 
 use crate::load::generation::LoadedGeneration;
 use crate::parse::Entity;
+use crate::walk::is_test_path;
 
 /// Names (of files or definitions) shorter than this are not read as misspelt: too many lie
 /// a letter apart.
@@ -11,6 +12,12 @@ pub const MISSPELT_MIN_CHARS: usize = 8;
 
 /// At most this many candidates are listed when a name is ambiguous.
 pub const MAX_CANDIDATES: usize = 8;
+
+/// Whether a question's written name can mean `entity`: a definition, not a file's module or
+/// document, and outside tests unless the question is about them.
+pub fn may_be_named(entity: &Entity, about_tests: bool) -> bool {
+    !entity.kind.is_file_level() && (about_tests || !is_test_path(&entity.path))
+}
 
 pub enum Resolved<'a> {
     Found(&'a Entity),
