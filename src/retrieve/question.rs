@@ -207,6 +207,16 @@ static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
+/// A line a tool tags as an error in the middle: `[fd error]: 'x' is not a directory`,
+/// Maven's `[ERROR] …`, a compiler's `src/x.c:12:5: error: …`, a logger's `ERROR:root:…`. The
+/// tag is a bracket holding the word or the word after a colon, so prose ("the error: …") is
+/// not read as output.
+static TAGGED_ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?mi)^[^\n]*?(?:\[[^\]\n]*\b(?:error|fatal|warning)\]:?|(?:^|:)[ \t]*(?:error|fatal|warning)(?:\[\w+\])?:)[ \t]*(\S[^\n]*)$",
+    )
+    .unwrap()
+});
 /// A Rust panic's message: `panicked at 'message', src/x.rs:1:2` (before 1.73) or
 /// `panicked at src/x.rs:1:2:` followed by the message on the next line.
 static PANIC: LazyLock<Regex> = LazyLock::new(|| {
@@ -768,6 +778,12 @@ fn messages(text: &str, prose: &str) -> Vec<String> {
     for c in ERROR_LINE.captures_iter(text) {
         out.push(c[1].trim().to_string());
     }
+    for c in TAGGED_ERROR_LINE.captures_iter(text) {
+        let message = c[1].trim();
+        if !out.iter().any(|m| m == message) {
+            out.push(message.to_string());
+        }
+    }
     for c in PANIC.captures_iter(text) {
         if let Some(message) = c.get(1).or(c.get(2)) {
             out.push(message.as_str().trim().to_string());
@@ -822,6 +838,21 @@ mod tests {
         );
         assert!(q.long);
         assert_eq!(split_code(&q.text).0.trim(), "golden-section search fails");
+    }
+
+    #[test]
+    fn a_line_a_tool_tags_as_an_error_gives_its_message() {
+        let q = Question::read(
+            "fd stops at a missing path\n```bash\n> fd . real fake\n[fd error]: 'fake' is not a directory\n$ cc x.c\nx.c:12:5: error: 'count' undeclared here\n```\nThe error: it should go on.",
+        );
+        assert!(q.messages.contains(&"'fake' is not a directory".to_string()));
+        assert!(q.messages.contains(&"'count' undeclared here".to_string()));
+        assert_eq!(
+            message_fragments("'fake' is not a directory"),
+            ["is not a directory"]
+        );
+        // Prose that names an error is not output.
+        assert!(!q.messages.iter().any(|m| m.contains("it should go on")));
     }
 
     #[test]
