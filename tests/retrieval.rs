@@ -1809,3 +1809,156 @@ class LookupMixIn:
             .all(|id| id.starts_with("astro/protocols.py::"))
     );
 }
+
+#[test]
+fn a_report_quoting_a_tool_tagged_error_line_is_answered_by_the_function_writing_it() {
+    let app = r#"//! The command line: every flag the tool takes.
+
+pub struct Args {
+    pub pattern: String,
+    pub paths: Vec<String>,
+    pub hidden: bool,
+}
+
+/// Declares the flags and reads the search paths and the pattern from the command line.
+pub fn build_app(argv: &[String]) -> Args {
+    let mut hidden = false;
+    let mut rest = Vec::new();
+    for arg in argv {
+        match arg.as_str() {
+            "--hidden" => hidden = true,
+            // one or more search paths follow the pattern; a missing one is reported later
+            _ => rest.push(arg.clone()),
+        }
+    }
+    let pattern = rest.first().cloned().unwrap_or_default();
+    let paths = rest.into_iter().skip(1).collect();
+    Args { pattern, paths, hidden }
+}
+"#;
+    let main = r#"//! Entry point: checks the search paths, then walks them.
+
+mod app;
+
+use std::path::Path;
+
+fn print_error(message: &str) {
+    eprintln!("[seek error]: {message}");
+}
+
+/// Checks every search path before the walk starts.
+fn run(args: &app::Args) -> Result<(), String> {
+    for path in &args.paths {
+        if !Path::new(path).is_dir() {
+            return Err(format!("'{path}' is not a directory"));
+        }
+    }
+    walk(&args.paths, &args.pattern);
+    Ok(())
+}
+
+fn walk(paths: &[String], pattern: &str) {
+    for path in paths {
+        println!("{path}: {pattern}");
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = app::build_app(&argv);
+    if let Err(message) = run(&args) {
+        print_error(&message);
+        std::process::exit(1);
+    }
+}
+"#;
+    let repo = lexical_repo(&[("src/app.rs", app), ("src/main.rs", main)]);
+    let report = "Do not exit immediately if one of the search paths is missing\n\n\
+        When one of the search paths given on the command line does not exist, seek stops \
+        before searching the others:\n\n```bash\n> seek . real fake\n\
+        [seek error]: 'fake' is not a directory\n```\n\n\
+        It would be better to search the paths that exist and report the missing one.";
+    let ids = ranked_ids(repo.path(), report, 3);
+    // `run` writes "'…' is not a directory"; `build_app` shares more of the report's words
+    // and led before the tagged line was read as a message.
+    assert_eq!(ids[0], "src/main.rs::run", "{ids:?}");
+}
+
+#[test]
+fn a_report_whose_title_names_a_frame_of_its_trace_is_answered_by_that_frame() {
+    let dataset = r#""""A record of typed elements, read lazily from raw bytes."""
+
+from records.values import convert
+
+
+class Dataset:
+    """Elements by tag, converted on first access."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.elements = {}
+
+    def __getitem__(self, tag):
+        if tag not in self.elements:
+            self.elements[tag] = convert(self.raw[tag])
+        return self.elements[tag]
+
+    def to_json_dict(self, suppress_invalid_tags=False):
+        """Returns the record as a JSON-ready dict, leaving out invalid tags when asked."""
+        out = {}
+        for key in self.raw:
+            element = self[key]
+            try:
+                out[key] = {"Value": [element]}
+            except ValueError:
+                if not suppress_invalid_tags:
+                    raise
+        return out
+"#;
+    let values = r#""""Conversion of raw element bytes to Python values."""
+
+
+def convert(raw):
+    """Converts an integer string; refuses a value that would lose its fraction."""
+    text = raw.decode("ascii").strip()
+    number = float(text)
+    if number != int(number):
+        raise TypeError("Could not convert value to integer without loss")
+    return int(number)
+"#;
+    let repo = lexical_repo(&[
+        ("records/dataset.py", dataset),
+        ("records/values.py", values),
+    ]);
+    let report = r#"Dataset.to_json_dict still raises when suppress_invalid_tags is set
+
+I call `ds.to_json_dict(suppress_invalid_tags=True)` and can live with losing invalid tags, but a value such as `2.5` still raises:
+
+```
+Traceback (most recent call last):
+  File "export.py", line 12, in main
+    doc = ds.to_json_dict(suppress_invalid_tags=True)
+  File "/usr/lib/python3/site-packages/records/dataset.py", line 22, in to_json_dict
+    element = self[key]
+  File "/usr/lib/python3/site-packages/records/dataset.py", line 15, in __getitem__
+    self.elements[tag] = convert(self.raw[tag])
+  File "/usr/lib/python3/site-packages/records/values.py", line 9, in convert
+    raise TypeError("Could not convert value to integer without loss")
+TypeError: Could not convert value to integer without loss
+```
+"#;
+    let ids = ranked_ids(repo.path(), report, 3);
+    // The innermost frame, `convert`, raises as it should; the title names the method the
+    // reporter means, and it led only once the title was read.
+    assert_eq!(
+        ids[0], "records/dataset.py::Dataset.to_json_dict",
+        "{ids:?}"
+    );
+    let untitled = report.replacen(
+        "Dataset.to_json_dict still raises",
+        "Exporting a record still raises",
+        1,
+    );
+    let ids = ranked_ids(repo.path(), &untitled, 3);
+    assert_eq!(ids[0], "records/values.py::convert", "{ids:?}");
+}

@@ -5,7 +5,7 @@
 //! messages and quoted output — and the prose the model should read. It is pure text work:
 //! it knows nothing of the index; ranking decides what the names are worth in this repository.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -278,7 +278,7 @@ impl Question {
             plain_words: Vec::new(),
             defined_here,
             paths: paths(text),
-            frames: frames(text),
+            frames: title_frame_last(frames(text), text),
             messages: messages(text, &prose),
             excerpts: excerpt_pairs(&code),
             flags: flags(text),
@@ -551,6 +551,34 @@ fn frames(text: &str) -> Vec<Frame> {
     found.sort_by_key(|(at, _, _)| *at);
     let causes: Vec<usize> = CAUSED_BY.find_iter(text).map(|m| m.start()).collect();
     innermost_last(found, &causes)
+}
+
+/// Function names shorter than this are too common to be what a title points at (`main`,
+/// `get`).
+const TITLE_FRAME_MIN_CHARS: usize = 5;
+
+/// The frame whose function the question's first line names is the one the reporter points
+/// at ("Dataset.to_json_dict can still generate exceptions" over a trace that ends in a
+/// validator raising as it should): it is read as the innermost frame, the others keep their
+/// order. Among several such frames, the innermost of them.
+fn title_frame_last(mut frames: Vec<Frame>, text: &str) -> Vec<Frame> {
+    let title = text
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    let title_words: HashSet<&str> = title
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .collect();
+    let named = |frame: &Frame| {
+        frame.function.as_deref().is_some_and(|function| {
+            function.len() >= TITLE_FRAME_MIN_CHARS && title_words.contains(function)
+        })
+    };
+    if let Some(at) = frames.iter().rposition(named) {
+        let frame = frames.remove(at);
+        frames.push(frame);
+    }
+    frames
 }
 
 /// Frames in the order written, each run of innermost-first frames reversed; a run ends at a
@@ -841,11 +869,34 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_the_title_names_is_read_as_the_innermost() {
+        let trace = "```\nTraceback (most recent call last):\n  File \"app.py\", line 3, in main\n    d.to_json_dict()\n  File \"/x/pkg/dataset.py\", line 40, in to_json_dict\n    element = self[key]\n  File \"/x/pkg/values.py\", line 9, in convert\n    raise TypeError(\"no\")\nTypeError: no\n```\n";
+        let titled = Question::read(&format!(
+            "Dataset.to_json_dict still raises when asked to skip bad tags\n{trace}"
+        ));
+        let functions = |q: &Question| -> Vec<String> {
+            q.frames.iter().filter_map(|f| f.function.clone()).collect()
+        };
+        assert_eq!(functions(&titled), ["main", "convert", "to_json_dict"]);
+        let untitled = Question::read(&format!("Export raises on a bad tag\n{trace}"));
+        assert_eq!(functions(&untitled), ["main", "to_json_dict", "convert"]);
+        // A name shorter than five characters is too common to be pointed at.
+        let short = Question::read(&format!("main fails on a bad tag\n{trace}"));
+        assert_eq!(
+            functions(&short).last().map(String::as_str),
+            Some("convert")
+        );
+    }
+
+    #[test]
     fn a_line_a_tool_tags_as_an_error_gives_its_message() {
         let q = Question::read(
             "fd stops at a missing path\n```bash\n> fd . real fake\n[fd error]: 'fake' is not a directory\n$ cc x.c\nx.c:12:5: error: 'count' undeclared here\n```\nThe error: it should go on.",
         );
-        assert!(q.messages.contains(&"'fake' is not a directory".to_string()));
+        assert!(
+            q.messages
+                .contains(&"'fake' is not a directory".to_string())
+        );
         assert!(q.messages.contains(&"'count' undeclared here".to_string()));
         assert_eq!(
             message_fragments("'fake' is not a directory"),
