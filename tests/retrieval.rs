@@ -1962,3 +1962,100 @@ TypeError: Could not convert value to integer without loss
     let ids = ranked_ids(repo.path(), &untitled, 3);
     assert_eq!(ids[0], "records/values.py::convert", "{ids:?}");
 }
+
+#[test]
+fn a_go_panic_on_a_nil_receiver_is_answered_by_the_caller_that_held_the_nil() {
+    let balancer = r#"package rpc
+
+// balancerWrapper hands resolved addresses to the balancer.
+type balancerWrapper struct {
+	addrs []string
+	done  bool
+}
+
+// handleResolvedAddrs records the addresses the resolver found.
+func (b *balancerWrapper) handleResolvedAddrs(addrs []string, err error) {
+	if b.done {
+		return
+	}
+	b.addrs = addrs
+}
+"#;
+    let clientconn = r#"package rpc
+
+// ClientConn is a connection to a service.
+type ClientConn struct {
+	balancer *balancerWrapper
+	config   string
+}
+
+// Close tears the connection down and drops its balancer.
+func (cc *ClientConn) Close() {
+	cc.balancer = nil
+}
+
+// handleServiceConfig applies a service config the resolver sent and passes the addresses on.
+func (cc *ClientConn) handleServiceConfig(js string, addrs []string) {
+	cc.config = js
+	cc.balancer.handleResolvedAddrs(addrs, nil)
+}
+"#;
+    let resolver = r#"package rpc
+
+// resolverWrapper watches the resolver and forwards what it finds.
+type resolverWrapper struct {
+	cc      *ClientConn
+	updates chan []string
+}
+
+// watcher forwards every update of the resolver to the connection.
+func (r *resolverWrapper) watcher() {
+	for addrs := range r.updates {
+		r.cc.handleServiceConfig("{}", addrs)
+	}
+}
+
+// start runs the watcher.
+func (r *resolverWrapper) start() {
+	go r.watcher()
+}
+"#;
+    let repo = lexical_repo(&[
+        ("rpc/balancer.go", balancer),
+        ("rpc/clientconn.go", clientconn),
+        ("rpc/resolver.go", resolver),
+    ]);
+    let report = r#"panic when closing a ClientConn while the resolver sends a config
+
+Closing a ClientConn while the resolver delivers a new service config panics:
+
+```
+panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x20 pc=0x910846]
+
+goroutine 41 [running]:
+example.com/app/vendor/example.com/rpc.(*balancerWrapper).handleResolvedAddrs(0x0, 0xc448770280, 0x1, 0x1, 0x0, 0x0)
+        /go/src/example.com/app/vendor/example.com/rpc/balancer.go:11 +0x26
+example.com/app/vendor/example.com/rpc.(*ClientConn).handleServiceConfig(0xc43dc7ac00, 0xc445bfbc00, 0x1a7, 0x1, 0x1)
+        /go/src/example.com/app/vendor/example.com/rpc/clientconn.go:17 +0x299
+example.com/app/vendor/example.com/rpc.(*resolverWrapper).watcher(0xc43af18930)
+        /go/src/example.com/app/vendor/example.com/rpc/resolver.go:12 +0x2d6
+created by example.com/app/vendor/example.com/rpc.(*resolverWrapper).start
+        /go/src/example.com/app/vendor/example.com/rpc/resolver.go:18 +0x3f
+```
+"#;
+    // `handleResolvedAddrs(0x0, …)` was called on a nil receiver: the nil came from
+    // `handleServiceConfig`. The goroutine's `created by` line is its outermost frame (it was
+    // read as a location after the trace, so `watcher`'s file led before).
+    let ids = ranked_ids(repo.path(), report, 3);
+    assert_eq!(
+        ids[0], "rpc/clientconn.go::ClientConn.handleServiceConfig",
+        "{ids:?}"
+    );
+    let live = report.replacen("(0x0, 0xc448770280", "(0xc42, 0xc448770280", 1);
+    let ids = ranked_ids(repo.path(), &live, 3);
+    assert_eq!(
+        ids[0], "rpc/balancer.go::balancerWrapper.handleResolvedAddrs",
+        "{ids:?}"
+    );
+}

@@ -141,13 +141,19 @@ static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
 static CAUSED_BY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^[ \t>]*Caused by:").unwrap());
 /// A function line followed by its location on the next line: Go's panics and goroutine dumps
-/// (`pkg.(*T).Method(0x1, …)` then `\t/path/file.go:123 +0x1d`) and Rust backtraces
+/// (`pkg.(*T).Method(0x1, …)` then `\t/path/file.go:123 +0x1d`; a goroutine's `created by
+/// pkg.f` is its outermost frame) and Rust backtraces
 /// (`  3: crate::module::function` then `at ./src/x.rs:10:5`).
 static TWO_LINE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     naming_source_files(
-        r"(?m)^[ \t]*(?:\d+:\s+)?((?:[\w$.*/<>{}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
+        r"(?m)^[ \t]*(?:\d+:\s+|created by[ \t]+)?((?:[\w$.*/<>{}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
     )
 });
+/// A Go frame of a method called on a nil pointer: `pkg.(*T).Method(0x0, …)`, the receiver
+/// written first. The method only surfaces the fault; the nil came from the frame that called
+/// it, so that frame is read as the innermost (see [`frames`]).
+static NIL_RECEIVER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[\w./-]*\(\*\w+\)\.\w+\(0x0[,)]").unwrap());
 /// C and C++ debugger and sanitizer frames: `#0 0x4005d4 in func /path/file.c:123` and
 /// `#1  0x… in ns::func (a=1) at file.cc:12`.
 static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
@@ -510,6 +516,7 @@ fn frame_function(written: &str) -> Option<String> {
 fn frames(text: &str) -> Vec<Frame> {
     let mut found: Vec<(usize, Frame, bool)> = Vec::new();
     let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut nil_receivers: Vec<Frame> = Vec::new();
     for syntax in frame_syntaxes() {
         for m in syntax.pattern.captures_iter(text) {
             let all = m.get(0).unwrap();
@@ -517,17 +524,17 @@ fn frames(text: &str) -> Vec<Frame> {
                 continue;
             }
             taken.push(all.range());
-            found.push((
-                all.start(),
-                Frame {
-                    path: frame_path(&syntax, &m),
-                    line: m[syntax.line].parse().unwrap_or(0),
-                    function: m
-                        .get(syntax.function)
-                        .and_then(|f| frame_function(f.as_str())),
-                },
-                syntax.innermost_first,
-            ));
+            let frame = Frame {
+                path: frame_path(&syntax, &m),
+                line: m[syntax.line].parse().unwrap_or(0),
+                function: m
+                    .get(syntax.function)
+                    .and_then(|f| frame_function(f.as_str())),
+            };
+            if NIL_RECEIVER.is_match(all.as_str()) {
+                nil_receivers.push(frame.clone());
+            }
+            found.push((all.start(), frame, syntax.innermost_first));
         }
     }
     for pattern in [&LOCATION, &PERMALINK, &PROSE_LOCATION] {
@@ -550,7 +557,13 @@ fn frames(text: &str) -> Vec<Frame> {
     }
     found.sort_by_key(|(at, _, _)| *at);
     let causes: Vec<usize> = CAUSED_BY.find_iter(text).map(|m| m.start()).collect();
-    innermost_last(found, &causes)
+    let mut frames = innermost_last(found, &causes);
+    // A method called on a nil receiver yields the innermost place to its caller.
+    if frames.len() >= 2 && frames.last().is_some_and(|f| nil_receivers.contains(f)) {
+        let last = frames.len() - 1;
+        frames.swap(last - 1, last);
+    }
+    frames
 }
 
 /// Function names shorter than this are too common to be what a title points at (`main`,
@@ -866,6 +879,41 @@ mod tests {
         );
         assert!(q.long);
         assert_eq!(split_code(&q.text).0.trim(), "golden-section search fails");
+    }
+
+    #[test]
+    fn a_go_method_called_on_a_nil_receiver_yields_the_innermost_place_to_its_caller() {
+        let dump = "panic when closing\r\n```\r\npanic: runtime error: invalid memory address or nil pointer dereference\r\n\r\ngoroutine 5 [running]:\r\nmyapp/vendor/google.golang.org/grpc.(*ccBalancerWrapper).handleResolvedAddrs(0x0, 0xc4, 0x1)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/balancer_conn_wrappers.go:182 +0x26\r\nmyapp/vendor/google.golang.org/grpc.(*ClientConn).handleServiceConfig(0xc43dc7ac00, 0xc4)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/clientconn.go:1046 +0x299\r\nmyapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).watcher(0xc43af18930)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:125 +0x2d6\r\ncreated by myapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).start\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:95 +0x3f\r\n```\r\n";
+        let functions: Vec<String> = Question::read(dump)
+            .frames
+            .iter()
+            .filter_map(|f| f.function.clone())
+            .collect();
+        // The goroutine's creator is its outermost frame, not a location read after the run.
+        assert_eq!(
+            functions,
+            [
+                "start",
+                "watcher",
+                "handleResolvedAddrs",
+                "handleServiceConfig"
+            ]
+        );
+        let live = dump.replace("(0x0, 0xc4, 0x1)", "(0xc42, 0xc4, 0x1)");
+        let functions: Vec<String> = Question::read(&live)
+            .frames
+            .iter()
+            .filter_map(|f| f.function.clone())
+            .collect();
+        assert_eq!(
+            functions,
+            [
+                "start",
+                "watcher",
+                "handleServiceConfig",
+                "handleResolvedAddrs"
+            ]
+        );
     }
 
     #[test]
