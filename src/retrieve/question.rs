@@ -881,14 +881,19 @@ mod tests {
         assert_eq!(split_code(&q.text).0.trim(), "golden-section search fails");
     }
 
-    #[test]
-    fn a_go_method_called_on_a_nil_receiver_yields_the_innermost_place_to_its_caller() {
-        let dump = "panic when closing\r\n```\r\npanic: runtime error: invalid memory address or nil pointer dereference\r\n\r\ngoroutine 5 [running]:\r\nmyapp/vendor/google.golang.org/grpc.(*ccBalancerWrapper).handleResolvedAddrs(0x0, 0xc4, 0x1)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/balancer_conn_wrappers.go:182 +0x26\r\nmyapp/vendor/google.golang.org/grpc.(*ClientConn).handleServiceConfig(0xc43dc7ac00, 0xc4)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/clientconn.go:1046 +0x299\r\nmyapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).watcher(0xc43af18930)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:125 +0x2d6\r\ncreated by myapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).start\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:95 +0x3f\r\n```\r\n";
-        let functions: Vec<String> = Question::read(dump)
+    /// The functions of a question's frames, innermost last.
+    fn frame_functions(question: &str) -> Vec<String> {
+        Question::read(question)
             .frames
             .iter()
             .filter_map(|f| f.function.clone())
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_go_method_called_on_a_nil_receiver_yields_the_innermost_place_to_its_caller() {
+        let dump = "panic when closing\r\n```\r\npanic: runtime error: invalid memory address or nil pointer dereference\r\n\r\ngoroutine 5 [running]:\r\nmyapp/vendor/google.golang.org/grpc.(*ccBalancerWrapper).handleResolvedAddrs(0x0, 0xc4, 0x1)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/balancer_conn_wrappers.go:182 +0x26\r\nmyapp/vendor/google.golang.org/grpc.(*ClientConn).handleServiceConfig(0xc43dc7ac00, 0xc4)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/clientconn.go:1046 +0x299\r\nmyapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).watcher(0xc43af18930)\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:125 +0x2d6\r\ncreated by myapp/vendor/google.golang.org/grpc.(*ccResolverWrapper).start\r\n        /go/src/myapp/vendor/google.golang.org/grpc/resolver_conn_wrapper.go:95 +0x3f\r\n```\r\n";
+        let functions = frame_functions(dump);
         // The goroutine's creator is its outermost frame, not a location read after the run.
         assert_eq!(
             functions,
@@ -900,11 +905,7 @@ mod tests {
             ]
         );
         let live = dump.replace("(0x0, 0xc4, 0x1)", "(0xc42, 0xc4, 0x1)");
-        let functions: Vec<String> = Question::read(&live)
-            .frames
-            .iter()
-            .filter_map(|f| f.function.clone())
-            .collect();
+        let functions = frame_functions(&live);
         assert_eq!(
             functions,
             [
@@ -919,19 +920,21 @@ mod tests {
     #[test]
     fn a_frame_the_title_names_is_read_as_the_innermost() {
         let trace = "```\nTraceback (most recent call last):\n  File \"app.py\", line 3, in main\n    d.to_json_dict()\n  File \"/x/pkg/dataset.py\", line 40, in to_json_dict\n    element = self[key]\n  File \"/x/pkg/values.py\", line 9, in convert\n    raise TypeError(\"no\")\nTypeError: no\n```\n";
-        let titled = Question::read(&format!(
-            "Dataset.to_json_dict still raises when asked to skip bad tags\n{trace}"
-        ));
-        let functions = |q: &Question| -> Vec<String> {
-            q.frames.iter().filter_map(|f| f.function.clone()).collect()
-        };
-        assert_eq!(functions(&titled), ["main", "convert", "to_json_dict"]);
-        let untitled = Question::read(&format!("Export raises on a bad tag\n{trace}"));
-        assert_eq!(functions(&untitled), ["main", "to_json_dict", "convert"]);
-        // A name shorter than five characters is too common to be pointed at.
-        let short = Question::read(&format!("main fails on a bad tag\n{trace}"));
+        let titled =
+            format!("Dataset.to_json_dict still raises when asked to skip bad tags\n{trace}");
         assert_eq!(
-            functions(&short).last().map(String::as_str),
+            frame_functions(&titled),
+            ["main", "convert", "to_json_dict"]
+        );
+        let untitled = format!("Export raises on a bad tag\n{trace}");
+        assert_eq!(
+            frame_functions(&untitled),
+            ["main", "to_json_dict", "convert"]
+        );
+        // A name shorter than five characters is too common to be pointed at.
+        let short = format!("main fails on a bad tag\n{trace}");
+        assert_eq!(
+            frame_functions(&short).last().map(String::as_str),
             Some("convert")
         );
     }
