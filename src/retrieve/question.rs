@@ -339,13 +339,18 @@ pub fn query_shape(query: &str) -> QueryShape {
     }
 }
 
+/// A question's first non-blank line: a report's or a change message's title.
+fn title_of(text: &str) -> &str {
+    text.trim_start().lines().next().unwrap_or("")
+}
+
 /// Whether the query is about tests, examples or benchmarks themselves (then they are not
 /// demoted). A report or change description is read by its first line, its title: a body
 /// that mentions the tests it added or a `conftest.py` in passing is about the code. A name
 /// the question's own code defines is the user's code, not the project's tests: a snippet's
 /// `class TestPojo` written in the title does not make a report about tests.
 fn asks_about_tests(query: &str, defined_here: &BTreeSet<String>) -> bool {
-    let title = query.trim_start().lines().next().unwrap_or("");
+    let title = title_of(query);
     const WORDS: &[&str] = &[
         "test",
         "tests",
@@ -575,11 +580,7 @@ const TITLE_FRAME_MIN_CHARS: usize = 5;
 /// validator raising as it should): it is read as the innermost frame, the others keep their
 /// order. Among several such frames, the innermost of them.
 fn title_frame_last(mut frames: Vec<Frame>, text: &str) -> Vec<Frame> {
-    let title = text
-        .lines()
-        .find(|line| !line.trim().is_empty())
-        .unwrap_or("");
-    let title_words: HashSet<&str> = title
+    let title_words: HashSet<&str> = title_of(text)
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .collect();
     let named = |frame: &Frame| {
