@@ -2059,3 +2059,69 @@ created by example.com/app/vendor/example.com/rpc.(*resolverWrapper).start
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_python_function_defined_twice_is_answered_by_the_definition_that_runs() {
+    let generate = r#""""Writes the concept dictionaries from the downloaded code tables."""
+
+import json
+
+
+def write_concepts(path, concepts):
+    """Writes the concept names by code."""
+    with open(path, "w") as f:
+        json.dump(concepts, f)
+
+
+def write_snomed_mapping(path, mapping):
+    with open(path, "w") as f:
+        f.write("snomed_mapping = {\n")
+        for code, concept in mapping:
+            f.write(f"    {code!r}: {concept!r},\n")
+        f.write("}\n")
+
+
+def write_snomed_mapping(path, mapping):
+    with open(path, "w") as f:
+        f.write("snomed_mapping = {\n")
+        for code, concept in sorted(mapping):
+            f.write(f"    {code!r}: {concept!r},\n")
+        f.write("}\n")
+"#;
+    let element = r#""""One element of a record."""
+
+
+class Element:
+    """A tagged value."""
+
+    @property
+    def value(self):
+        """Returns the element's value as stored."""
+        return self._value
+
+    @value.setter
+    def value(self, val):
+        self._value = val
+"#;
+    let repo = lexical_repo(&[
+        ("source/generate.py", generate),
+        ("records/element.py", element),
+    ]);
+    let change = "Fix duplicate entries in the SNOMED mapping (#1421)\n\n\
+        * write_snomed_mapping writes each code of the mapping once\n\n\
+        * the snomed mapping file is written in code order";
+    let ids = ranked_ids(repo.path(), change, 3);
+    // Python rebinds the name at the second `def`: the first never runs, and the fix edits
+    // the second. Both hold the same words; before the rule the first led by its id.
+    assert_eq!(
+        ids[0], "source/generate.py::write_snomed_mapping#2",
+        "{ids:?}"
+    );
+    // A property's getter and setter share a name and both run: the getter keeps its place.
+    let ids = ranked_ids(
+        repo.path(),
+        "Returns the element's value as stored, where is that",
+        3,
+    );
+    assert_eq!(ids[0], "records/element.py::Element.value", "{ids:?}");
+}

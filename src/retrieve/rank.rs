@@ -283,6 +283,7 @@ pub async fn rank(
         };
         yield_to_members(generation, &mut hits, rule);
     }
+    yield_to_live_definitions(generation, &mut hits);
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -1054,6 +1055,73 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield
             hits[container].score = place * CONTAINER_SHARE;
         }
     }
+}
+
+/// Languages in which a later definition of a name in the same scope rebinds the name, so
+/// the earlier definition never runs through it: Python's `def` and `class` are assignments.
+const REBINDING_LANGUAGES: &[&str] = &["python"];
+
+/// A definition that a later one of the same name in the same scope replaces (`…::f`, then
+/// `…::f#2`) is dead code under that name: what a question describes runs in the later one.
+/// When the replaced definition outranks the one that replaces it, it hands it its place and
+/// ranks just below at a share of its score, as a type yields to its member. pydicom's
+/// `generate_concept_dicts.py` defines `write_snomed_mapping` twice; a change to "the SNOMED
+/// mapping" edits the second. Decorated definitions are left alone (a property's getter and
+/// setter, `@overload` stubs and registered variants all stay live), and so are module-level
+/// definitions written inside a block (`if …: def f` / `else: def f`), where either may run.
+fn yield_to_live_definitions(generation: &LoadedGeneration, hits: &mut [Hit]) {
+    let position: HashMap<String, usize> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.entity_id.clone(), i))
+        .collect();
+    for replaced in 0..hits.len() {
+        let Some(live) = replacing_definition(generation, &hits[replaced].entity_id) else {
+            continue;
+        };
+        if let Some(&live) = position.get(live)
+            && hits[live].score < hits[replaced].score
+        {
+            let place = hits[replaced].score;
+            hits[live].score = place;
+            hits[replaced].score = place * CONTAINER_SHARE;
+        }
+    }
+}
+
+/// The id of the last definition that rebinds `id`'s name after it in the same scope, when
+/// both are plain (undecorated, unconditional) definitions of a [`REBINDING_LANGUAGES`] file.
+fn replacing_definition<'g>(generation: &'g LoadedGeneration, id: &str) -> Option<&'g str> {
+    let entity = generation.entity(id)?;
+    if !REBINDING_LANGUAGES.contains(&entity.language.as_str()) {
+        return None;
+    }
+    let plain_indent = plain_definition_indent(generation, entity)?;
+    let (base, nth) = match id.rsplit_once('#') {
+        Some((base, nth)) => (base, nth.parse::<u32>().ok()?),
+        None => (id, 1),
+    };
+    let mut live = None;
+    for later in nth + 1.. {
+        let Some(later) = generation.entity(&format!("{base}#{later}")) else {
+            break;
+        };
+        if plain_definition_indent(generation, later) == Some(plain_indent) {
+            live = Some(later.id.as_str());
+        }
+    }
+    live
+}
+
+/// The indentation of a definition's first line when it is a plain definition: not decorated,
+/// and at the top level of its file when its scope is the module.
+fn plain_definition_indent(generation: &LoadedGeneration, entity: &Entity) -> Option<usize> {
+    let chunk = &generation.chunks[generation.first_chunk_index(&entity.id)?];
+    let first = chunk.text.lines().find(|l| !l.trim().is_empty())?;
+    let code = first.trim_start();
+    let indent = first.len() - code.len();
+    let in_module = entity.parent.as_deref() == Some(entity.path.as_str());
+    (!code.starts_with('@') && (indent == 0 || !in_module)).then_some(indent)
 }
 
 /// Whether `member` is a constructor of the type `ty` (`__init__`, `new`, … or the type's own
