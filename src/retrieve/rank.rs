@@ -1050,11 +1050,17 @@ fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], rule: Yield
             && hits[member].score < hits[container].score
             && takes_place(&hits[container], &hits[member])
         {
-            let place = hits[container].score;
-            hits[member].score = place;
-            hits[container].score = place * CONTAINER_SHARE;
+            hand_place(hits, container, member);
         }
     }
+}
+
+/// `yielding` hands its score to `taking` and ranks just below it, at [`CONTAINER_SHARE`] of
+/// that score.
+fn hand_place(hits: &mut [Hit], yielding: usize, taking: usize) {
+    let place = hits[yielding].score;
+    hits[taking].score = place;
+    hits[yielding].score = place * CONTAINER_SHARE;
 }
 
 /// Languages in which a later definition of a name in the same scope rebinds the name, so
@@ -1070,47 +1076,52 @@ const REBINDING_LANGUAGES: &[&str] = &["python"];
 /// setter, `@overload` stubs and registered variants all stay live), and so are module-level
 /// definitions written inside a block (`if …: def f` / `else: def f`), where either may run.
 fn yield_to_live_definitions(generation: &LoadedGeneration, hits: &mut [Hit]) {
-    let position: HashMap<String, usize> = hits
+    let replaced: Vec<(usize, &str)> = hits
         .iter()
         .enumerate()
-        .map(|(i, h)| (h.entity_id.clone(), i))
+        .filter_map(|(i, h)| Some((i, replacing_definition(generation, &h.entity_id)?)))
         .collect();
-    for replaced in 0..hits.len() {
-        let Some(live) = replacing_definition(generation, &hits[replaced].entity_id) else {
-            continue;
-        };
-        if let Some(&live) = position.get(live)
-            && hits[live].score < hits[replaced].score
-        {
-            let place = hits[replaced].score;
-            hits[live].score = place;
-            hits[replaced].score = place * CONTAINER_SHARE;
+    if replaced.is_empty() {
+        return;
+    }
+    let position: HashMap<&str, usize> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.entity_id.as_str(), i))
+        .collect();
+    let pairs: Vec<(usize, usize)> = replaced
+        .into_iter()
+        .filter_map(|(i, live)| Some((i, *position.get(live)?)))
+        .collect();
+    for (replaced, live) in pairs {
+        if hits[live].score < hits[replaced].score {
+            hand_place(hits, replaced, live);
         }
     }
 }
 
-/// The id of the last definition that rebinds `id`'s name after it in the same scope, when
-/// both are plain (undecorated, unconditional) definitions of a [`REBINDING_LANGUAGES`] file.
+/// The id of the last definition that rebinds `id`'s name after it in the same scope (its
+/// namesake in the same file under the same qualified name), when both are plain
+/// (undecorated, unconditional) definitions of a [`REBINDING_LANGUAGES`] file.
 fn replacing_definition<'g>(generation: &'g LoadedGeneration, id: &str) -> Option<&'g str> {
     let entity = generation.entity(id)?;
     if !REBINDING_LANGUAGES.contains(&entity.language.as_str()) {
         return None;
     }
-    let plain_indent = plain_definition_indent(generation, entity)?;
-    let (base, nth) = match id.rsplit_once('#') {
-        Some((base, nth)) => (base, nth.parse::<u32>().ok()?),
-        None => (id, 1),
-    };
-    let mut live = None;
-    for later in nth + 1.. {
-        let Some(later) = generation.entity(&format!("{base}#{later}")) else {
-            break;
-        };
-        if plain_definition_indent(generation, later) == Some(plain_indent) {
-            live = Some(later.id.as_str());
-        }
-    }
-    live
+    let mut later = generation
+        .entities_named(&entity.name)
+        .filter(|e| {
+            e.path == entity.path
+                && e.qualified_name == entity.qualified_name
+                && e.span.start_line > entity.span.start_line
+        })
+        .peekable();
+    later.peek()?;
+    let indent = plain_definition_indent(generation, entity)?;
+    later
+        .filter(|e| plain_definition_indent(generation, e) == Some(indent))
+        .max_by_key(|e| e.span.start_line)
+        .map(|e| e.id.as_str())
 }
 
 /// The indentation of a definition's first line when it is a plain definition: not decorated,
