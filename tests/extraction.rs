@@ -705,3 +705,68 @@ fn new_languages_import_and_inherit() {
         "an extension's member is the type's method"
     );
 }
+
+#[test]
+fn rust_tests_beside_the_code_are_tests() {
+    let source = r#"pub fn merge(codes: &[i32]) -> i32 {
+    codes.iter().copied().max().unwrap_or(0)
+}
+
+#[test]
+fn merge_of_nothing_is_success() {
+    assert_eq!(merge(&[]), 0);
+}
+
+#[tokio::test]
+async fn merges_asynchronously() {}
+
+#[cfg(test)]
+fn fixture() -> Vec<i32> {
+    vec![1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Case(i32);
+
+    fn helper() -> Case {
+        Case(merge(&[1]))
+    }
+
+    #[test]
+    #[should_panic]
+    fn panics() {
+        panic!()
+    }
+}
+
+#[cfg(feature = "cli")]
+mod cli {
+    pub fn run() {}
+}
+"#;
+    let a = analyse_files(&[("codes.rs", source)]);
+    let subkind = |id: &str| entity(&a, id).subkind.as_deref();
+    for id in [
+        "codes.rs::merge_of_nothing_is_success",
+        "codes.rs::merges_asynchronously",
+        "codes.rs::fixture",
+        "codes.rs::tests.Case",
+        "codes.rs::tests.helper",
+        "codes.rs::tests.panics",
+    ] {
+        assert_eq!(subkind(id), Some("test"), "{id} is a test");
+    }
+    assert_eq!(
+        subkind("codes.rs::merge"),
+        None,
+        "the code under test is not"
+    );
+    assert_eq!(
+        subkind("codes.rs::cli.run"),
+        None,
+        "another cfg is not a test"
+    );
+}

@@ -2125,3 +2125,57 @@ class Element:
     );
     assert_eq!(ids[0], "records/element.py::Element.value", "{ids:?}");
 }
+
+#[test]
+fn a_rust_test_beside_the_code_yields_to_the_code_it_tests() {
+    let codes = r#"//! The process exit code.
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ExitCode {
+    Success,
+    GeneralError,
+}
+
+pub fn merge_exitcodes(results: &[ExitCode]) -> ExitCode {
+    if results.iter().any(|&c| c != ExitCode::Success) {
+        return ExitCode::GeneralError;
+    }
+    ExitCode::Success
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_when_no_results() {
+        let no_matches: Vec<ExitCode> = Vec::new();
+        assert_eq!(merge_exitcodes(&no_matches), ExitCode::Success);
+    }
+}
+"#;
+    let main = r#"//! The command line.
+
+mod exit_codes;
+
+fn run(paths: &[String]) -> exit_codes::ExitCode {
+    let statuses: Vec<exit_codes::ExitCode> =
+        paths.iter().map(|_| exit_codes::ExitCode::Success).collect();
+    exit_codes::merge_exitcodes(&statuses)
+}
+"#;
+    let repo = lexical_repo(&[("src/exit_codes.rs", codes), ("src/main.rs", main)]);
+    let report = "Thoughts on non-zero exit code for no matches?\n\n\
+        `grep` returns a non-zero exit code when no matches are found, making it easy to use \
+        in shell scripts and if conditions without having to inspect the results. What are \
+        your thoughts on having the tool do the same, so that a search with results and one \
+        with no results have differing exit codes that could be checked directly?";
+    let ids = ranked_ids(repo.path(), report, 5);
+    // The `#[cfg(test)]` module's function shares the most words with the report ("no
+    // matches", "no results") and led before; it is a test, and weighs what a test file's
+    // functions weigh, below the two functions of the code.
+    let test = ids
+        .iter()
+        .position(|id| id == "src/exit_codes.rs::tests.success_when_no_results");
+    assert!(test.is_some_and(|rank| rank >= 2), "{ids:?}");
+}

@@ -19,6 +19,10 @@ use crate::text::content_hash;
 /// Definitions nested deeper than this are dropped with a `too_deep` issue.
 const MAX_DEPTH: usize = 128;
 
+/// The subkind of a test written beside the code it exercises (a Zig `test` block, a Rust
+/// `#[test]` function); every definition inside a test or a test scope is one too.
+const TEST: &str = "test";
+
 struct DefHit {
     span: Span,
     kind: &'static str,
@@ -114,7 +118,7 @@ fn collect_hits(lang: &Language, root: Node, src: &[u8]) -> Hits {
         for capture in m.captures {
             let node = capture.node;
             match lang.roles[capture.index as usize] {
-                role @ (Role::Def { .. } | Role::Scope) => def = Some((node, role)),
+                role @ (Role::Def { .. } | Role::Scope { .. }) => def = Some((node, role)),
                 Role::Name => name = Some(node),
                 Role::Qualifier => qualifier = Some(node),
                 Role::Call => call = Some(node),
@@ -280,6 +284,7 @@ fn record_def(
 ) {
     let (kind, subkind, is_scope) = match role {
         Role::Def { kind, subkind } => (kind, subkind, false),
+        Role::Scope { test: true } => ("scope", Some(TEST), true),
         _ => ("scope", None, true),
     };
     let qualifier = qualifier.map(|q| normalize_type(&node_text(q, src)));
@@ -425,6 +430,8 @@ struct Frame {
     end: usize,
     entity: Option<usize>,
     qualified: String,
+    /// Inside a test or a test scope.
+    test: bool,
 }
 
 /// Creates the entities in source order; returns (entity index, qualifier) for qualified defs.
@@ -455,11 +462,13 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
         } else {
             format!("{prefix}.{own}")
         };
+        let test = def.subkind == Some(TEST) || stack.last().is_some_and(|f| f.test);
         if def.is_scope {
             stack.push(Frame {
                 end: def.span.end_byte,
                 entity: None,
                 qualified,
+                test,
             });
             continue;
         }
@@ -489,7 +498,7 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
             id,
             parent: Some(parent),
             kind,
-            subkind: def.subkind.map(str::to_string),
+            subkind: if test { Some(TEST) } else { def.subkind }.map(str::to_string),
             name: def.name,
             qualified_name: qualified.clone(),
             language: parsed.language.name.to_string(),
@@ -504,6 +513,7 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
             end: def.span.end_byte,
             entity: Some(index),
             qualified,
+            test,
         });
     }
     if too_deep {

@@ -511,8 +511,11 @@ pub enum Role {
         kind: &'static str,
         subkind: Option<&'static str>,
     },
-    /// `@scope`: a named container that is not an entity (Rust `mod`, namespaces).
-    Scope,
+    /// `@scope`: a named container that is not an entity (Rust `mod`, namespaces);
+    /// `@scope.test` one whose definitions are all tests (Rust's `#[cfg(test)] mod tests`).
+    Scope {
+        test: bool,
+    },
     Name,
     Qualifier,
     Call,
@@ -593,7 +596,8 @@ fn decode_role(capture: &str) -> Result<Role, UnknownName> {
         return Ok(Role::Def { kind, subkind });
     }
     Ok(match capture {
-        "scope" => Role::Scope,
+        "scope" => Role::Scope { test: false },
+        "scope.test" => Role::Scope { test: true },
         "name" => Role::Name,
         "qualifier" => Role::Qualifier,
         "call" => Role::Call,

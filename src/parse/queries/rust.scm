@@ -11,6 +11,24 @@
   body: (declaration_list (function_item name: (identifier) @name) @def.method))
 (mod_item name: (identifier) @name body: (declaration_list)) @scope
 
+; Tests written beside the code: a module or function under `#[cfg(test)]`, a function under
+; `#[test]` or an attribute whose path ends in `test` (`#[tokio::test]`), the attribute right
+; above it.
+((attribute_item (attribute (identifier) @_cfg arguments: (token_tree . (identifier) @_test .)))
+  .
+  (mod_item name: (identifier) @name body: (declaration_list)) @scope.test
+  (#eq? @_cfg "cfg")
+  (#eq? @_test "test"))
+((attribute_item (attribute (identifier) @_cfg arguments: (token_tree . (identifier) @_test .)))
+  .
+  (function_item name: (identifier) @name) @def.function.test
+  (#eq? @_cfg "cfg")
+  (#eq? @_test "test"))
+((attribute_item (attribute [(identifier) (scoped_identifier name: (identifier))] @_path))
+  .
+  (function_item name: (identifier) @name) @def.function.test
+  (#match? @_path "(^|::)test$"))
+
 (impl_item trait: (_) @implements type: (_) @implementor)
 (impl_item body: (declaration_list)) @container
 (trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @inherits))
