@@ -746,6 +746,27 @@ mod tests {
 mod cli {
     pub fn run() {}
 }
+
+#[test]
+#[ignore]
+fn slow_merge() {}
+
+#[inline]
+fn fast_merge() {}
+
+#[cfg(test)]
+use std::collections::HashMap;
+
+#[must_use]
+fn checked_merge() -> i32 {
+    0
+}
+
+#[cfg(test)]
+#[allow(dead_code)]
+mod more_tests {
+    fn unused() {}
+}
 "#;
     let a = analyse_files(&[("codes.rs", source)]);
     let subkind = |id: &str| entity(&a, id).subkind.as_deref();
@@ -756,6 +777,8 @@ mod cli {
         "codes.rs::tests.Case",
         "codes.rs::tests.helper",
         "codes.rs::tests.panics",
+        "codes.rs::slow_merge",
+        "codes.rs::more_tests.unused",
     ] {
         assert_eq!(subkind(id), Some("test"), "{id} is a test");
     }
@@ -769,4 +792,11 @@ mod cli {
         None,
         "another cfg is not a test"
     );
+    for id in ["codes.rs::fast_merge", "codes.rs::checked_merge"] {
+        assert_eq!(
+            subkind(id),
+            None,
+            "{id} follows a test's item, not its attribute"
+        );
+    }
 }

@@ -12,19 +12,25 @@
 (mod_item name: (identifier) @name body: (declaration_list)) @scope
 
 ; Tests written beside the code: a module or function under `#[cfg(test)]`, a function under
-; `#[test]` or an attribute whose path ends in `test` (`#[tokio::test]`), the attribute right
-; above it.
+; `#[test]` or an attribute whose path ends in `test` (`#[tokio::test]`), among the attributes
+; right above it.
 ((attribute_item (attribute (identifier) @_cfg arguments: (token_tree . (identifier) @_test .)))
+  .
+  (attribute_item)*
   .
   (mod_item name: (identifier) @name body: (declaration_list)) @scope.test
   (#eq? @_cfg "cfg")
   (#eq? @_test "test"))
 ((attribute_item (attribute (identifier) @_cfg arguments: (token_tree . (identifier) @_test .)))
   .
+  (attribute_item)*
+  .
   (function_item name: (identifier) @name) @def.function.test
   (#eq? @_cfg "cfg")
   (#eq? @_test "test"))
 ((attribute_item (attribute [(identifier) (scoped_identifier name: (identifier))] @_path))
+  .
+  (attribute_item)*
   .
   (function_item name: (identifier) @name) @def.function.test
   (#match? @_path "(^|::)test$"))
