@@ -12,16 +12,12 @@ use super::docs;
 use super::languages::{Language, Role};
 use super::{
     CallSite, Entity, EntityKind, HeritageKind, HeritageRef, ImportStmt, IssueKind, ParseIssue,
-    ParsedFile, Span,
+    ParsedFile, Span, TEST_SUBKIND,
 };
 use crate::text::content_hash;
 
 /// Definitions nested deeper than this are dropped with a `too_deep` issue.
 const MAX_DEPTH: usize = 128;
-
-/// The subkind of a test written beside the code it exercises (a Zig `test` block, a Rust
-/// `#[test]` function); every definition inside a test or a test scope is one too.
-const TEST: &str = "test";
 
 struct DefHit {
     span: Span,
@@ -284,7 +280,7 @@ fn record_def(
 ) {
     let (kind, subkind, is_scope) = match role {
         Role::Def { kind, subkind } => (kind, subkind, false),
-        Role::Scope { test: true } => ("scope", Some(TEST), true),
+        Role::Scope { test: true } => ("scope", Some(TEST_SUBKIND), true),
         _ => ("scope", None, true),
     };
     let qualifier = qualifier.map(|q| normalize_type(&node_text(q, src)));
@@ -462,7 +458,7 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
         } else {
             format!("{prefix}.{own}")
         };
-        let test = def.subkind == Some(TEST) || stack.last().is_some_and(|f| f.test);
+        let test = def.subkind == Some(TEST_SUBKIND) || stack.last().is_some_and(|f| f.test);
         if def.is_scope {
             stack.push(Frame {
                 end: def.span.end_byte,
@@ -498,7 +494,12 @@ fn build_entities(parsed: &mut ParsedFile, mut defs: Vec<DefHit>) -> Vec<(usize,
             id,
             parent: Some(parent),
             kind,
-            subkind: if test { Some(TEST) } else { def.subkind }.map(str::to_string),
+            subkind: if test {
+                Some(TEST_SUBKIND)
+            } else {
+                def.subkind
+            }
+            .map(str::to_string),
             name: def.name,
             qualified_name: qualified.clone(),
             language: parsed.language.name.to_string(),

@@ -28,6 +28,10 @@ use crate::walk::{FileState, SourceFile};
 /// A file taking longer than this to parse is abandoned with a `timeout` issue.
 const PARSE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The subkind of a test written beside the code it exercises (a Zig `test` block, a Rust
+/// `#[test]` function); every definition inside a test or a test scope is one too.
+pub const TEST_SUBKIND: &str = "test";
+
 /// What an entity is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

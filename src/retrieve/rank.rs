@@ -23,7 +23,7 @@ use super::resolve::{MISSPELT_MIN_CHARS, may_be_named, misspelt_member, owned_by
 use crate::error::StoreResult;
 use crate::graph::EdgeKind;
 use crate::load::generation::{ChunkRow, LoadedGeneration};
-use crate::parse::{Entity, EntityKind};
+use crate::parse::{Entity, EntityKind, TEST_SUBKIND};
 use crate::text::code_search_text;
 use crate::walk::{is_generated_path, is_history_path, is_test_path, tooling_folder};
 
@@ -1206,7 +1206,7 @@ fn is_unasked_tooling(path: &str, question: &Question) -> bool {
 fn test_block_prior(generation: &LoadedGeneration, entity_id: &str, question: &Question) -> f64 {
     let is_test_block = generation
         .entity(entity_id)
-        .is_some_and(|e| e.subkind.as_deref() == Some("test"));
+        .is_some_and(|e| e.subkind.as_deref() == Some(TEST_SUBKIND));
     if is_test_block && !question.about_tests {
         TEST_PRIOR
     } else {
