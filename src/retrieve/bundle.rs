@@ -392,20 +392,24 @@ impl Focus {
         }
     }
 
-    fn frame_line(&self, path: &str, line: u32) -> bool {
+    /// How far `line` is from the nearest line a frame names in `path` (None: no frame there).
+    fn frame_distance(&self, path: &str, line: u32) -> Option<u32> {
         self.frames
             .iter()
-            .any(|(p, l)| *l == line && (p == path || p.ends_with(&format!("/{path}"))))
+            .filter(|(p, _)| p == path || p.ends_with(&format!("/{path}")))
+            .map(|(_, l)| l.abs_diff(line))
+            .min()
     }
 
-    /// How strongly a source line is pointed at: a frame's line beats any word overlap, and the
-    /// words of a comment or docstring line (`prose`) do not count: it restates the question's
-    /// words and is rarely what a fix edits.
+    /// How strongly a source line is pointed at: a frame's line beats any word overlap, the
+    /// code right around it comes next (a fix guards the failing line or handles what it
+    /// raises), and the words of a comment or docstring line (`prose`) do not count: it
+    /// restates the question's words and is rarely what a fix edits.
     fn weight(&self, path: &str, number: u32, line: &str, prose: bool) -> usize {
-        let frame = if self.frame_line(path, number) {
-            100
-        } else {
-            0
+        let frame = match self.frame_distance(path, number) {
+            Some(0) => 100,
+            Some(1) if !prose && !line.trim().is_empty() => 50,
+            _ => 0,
         };
         if prose {
             return frame;
@@ -585,6 +589,28 @@ mod tests {
                 false, true, true, true, true, false, true, false, true, true, false
             ]
         );
+    }
+
+    #[test]
+    fn the_code_around_a_frames_line_outweighs_the_questions_words() {
+        let focus = Focus::of(&Question::read(
+            "Traceback (most recent call last):\n  File \"/site-packages/pkg/fmt.py\", line 10, in render\n    out = template.format(*values)\nTypeError: unsupported format string passed to NoneType.__format__",
+        ));
+        let path = "pkg/fmt.py";
+        let wordy = focus.weight(
+            path,
+            3,
+            "    values = template.format_values(render)",
+            false,
+        );
+        assert!(focus.weight(path, 10, "    out = template.format(*values)", false) > wordy);
+        for next_to_it in [9, 11] {
+            assert!(focus.weight(path, next_to_it, "    except TypeError:", false) > wordy);
+        }
+        assert_eq!(focus.weight(path, 11, "    # comment", true), 0);
+        assert_eq!(focus.weight(path, 11, "", false), 0);
+        assert_eq!(focus.weight(path, 12, "    return out", false), 0);
+        assert_eq!(focus.weight("other/fmt.py", 11, "    return out", false), 0);
     }
 
     #[test]
