@@ -263,12 +263,14 @@ static XML_TAG: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"</?[A-Za-z][^>]*>").unwrap());
 
 /// Strips comment markers (`///`, `//`, `/** */`, `#`, leading `*`, `--`, Haddock's `-- |`
-/// and `-- ^`, LuaDoc's `---`) and XML doc tags; a `#!` interpreter line is no doc.
+/// and `-- ^`, LuaDoc's `---`) and XML doc tags; a `#!` interpreter line is no doc. A line
+/// holding only its marker separates paragraphs, as a blank line does in a docstring, so the
+/// first paragraph can be told from the rest; a line emptied by its XML tags alone is dropped.
 pub fn clean_comment(raw: &str) -> String {
     const MARKERS: &[&str] = &[
         "/**", "/*!", "/*", "///", "//!", "//", "#", "*", "---", "-- |", "-- ^", "--", "{-|", "{-",
     ];
-    let mut lines = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
     for line in raw.lines() {
         let mut line = line.trim();
         if line.starts_with("#!") {
@@ -279,11 +281,21 @@ pub fn clean_comment(raw: &str) -> String {
         if let Some(marker) = MARKERS.iter().find(|m| line.starts_with(**m)) {
             line = line[marker.len()..].trim();
         }
+        if line.is_empty() {
+            // A paragraph break, once, and never before the first line.
+            if lines.last().is_some_and(|last| !last.is_empty()) {
+                lines.push(String::new());
+            }
+            continue;
+        }
         let line = XML_TAG.replace_all(line, "");
         let line = line.trim();
         if !line.is_empty() {
             lines.push(line.to_string());
         }
+    }
+    if lines.last().is_some_and(String::is_empty) {
+        lines.pop();
     }
     lines.join("\n")
 }
@@ -386,6 +398,26 @@ mod tests {
             "The price of a thing."
         );
         assert_eq!(clean_comment("{-| Block doc. -}"), "Block doc.");
+    }
+
+    #[test]
+    fn a_comment_lines_bare_marker_separates_paragraphs() {
+        assert_eq!(
+            clean_comment("/// Adds one.\n///\n///\n/// Panics on overflow.\n///"),
+            "Adds one.\n\nPanics on overflow."
+        );
+        assert_eq!(
+            clean_comment("/**\n * Add two.\n *\n * @param a the first\n */"),
+            "Add two.\n\n@param a the first"
+        );
+        assert_eq!(
+            clean_comment("// Parse reads a file.\n//\n// It never panics."),
+            "Parse reads a file.\n\nIt never panics."
+        );
+        assert_eq!(
+            clean_comment("/// <summary>\n/// Current balance.\n/// </summary>"),
+            "Current balance."
+        );
     }
 
     #[test]
