@@ -2179,3 +2179,36 @@ fn run(paths: &[String]) -> exit_codes::ExitCode {
         .position(|id| id == "src/exit_codes.rs::tests.success_when_no_results");
     assert!(test.is_some_and(|rank| rank >= 2), "{ids:?}");
 }
+
+/// Callers and callees name each other file once: the names from one file stand together,
+/// the first carrying the path.
+#[test]
+fn related_names_say_each_files_path_once() {
+    let cart = "def cart_total(lines):\n    \"\"\"Sum of the cart's line prices.\"\"\"\n    return sum(line_price(l) for l in lines)\n\n\n\
+        def line_price(line):\n    return line[0] * line[1]\n";
+    let report = "from shop.cart import cart_total\n\n\n\
+        def weekly_report(weeks):\n    return [cart_total(w) for w in weeks]\n\n\n\
+        def monthly_report(months):\n    return [cart_total(m) for m in months]\n\n\n\
+        def yearly_report(years):\n    return [cart_total(y) for y in years]\n";
+    let repo = lexical_repo(&[("shop/cart.py", cart), ("shop/report.py", report)]);
+    let answer = query(
+        repo.path(),
+        "how is cart_total computed",
+        &["--verbosity", "standard"],
+    );
+    let text = answer["context_text"].as_str().unwrap_or_default();
+    let called_by = text
+        .lines()
+        .find(|l| l.starts_with("called by: "))
+        .unwrap_or_else(|| panic!("no callers: {answer}"));
+    assert_eq!(
+        called_by,
+        "called by: monthly_report (shop/report.py):9, weekly_report:5, yearly_report:13",
+        "{answer}"
+    );
+    let calls = text
+        .lines()
+        .find(|l| l.starts_with("calls: "))
+        .unwrap_or_else(|| panic!("no callees: {answer}"));
+    assert!(calls.starts_with("calls: line_price"), "{answer}");
+}

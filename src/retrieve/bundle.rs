@@ -175,13 +175,52 @@ fn list_names(names: Vec<String>, profile: &ResponseProfile) -> String {
     shown.join(", ")
 }
 
-fn short_name(generation: &LoadedGeneration, id: &str, from_path: &str) -> String {
-    match generation.entity(id) {
-        Some(e) if e.path == from_path => e.qualified_name.clone(),
-        Some(e) => format!("{} ({})", e.qualified_name, e.path),
-        None => id.to_string(),
+/// Names of related entities as one list writes them, in [`list_key`] order: each other file's
+/// path once, after the first name from it (`A.f (x/a.rs), A.g, B.h (x/b.rs)`); the entity's
+/// own file goes unsaid.
+struct NameList<'a> {
+    generation: &'a LoadedGeneration,
+    from_path: &'a str,
+    said: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> NameList<'a> {
+    fn new(generation: &'a LoadedGeneration, from_path: &'a str) -> Self {
+        NameList {
+            generation,
+            from_path,
+            said: std::collections::HashSet::new(),
+        }
+    }
+
+    /// `id`'s qualified name, with its path the first time that path comes up.
+    fn name(&mut self, id: &str) -> String {
+        match self.generation.entity(id) {
+            Some(e) if e.path == self.from_path || !self.said.insert(e.path.as_str()) => {
+                e.qualified_name.clone()
+            }
+            Some(e) => format!("{} ({})", e.qualified_name, e.path),
+            None => id.to_string(),
+        }
     }
 }
+
+/// Where a related entity stands in a list: the entity's own file first, then the others by
+/// path, so that one file's names stand together; by qualified name within a file.
+fn list_key(generation: &LoadedGeneration, id: &str, from_path: &str) -> ListKey {
+    match generation.entity(id) {
+        Some(e) => (
+            e.path != from_path,
+            e.path.clone(),
+            e.qualified_name.clone(),
+            id.to_string(),
+        ),
+        None => (true, String::new(), id.to_string(), id.to_string()),
+    }
+}
+
+/// (another file, path, qualified name, id): see [`list_key`].
+type ListKey = (bool, String, String, String);
 
 fn render(
     generation: &LoadedGeneration,
@@ -215,16 +254,18 @@ fn render(
             format!("in {} {}", parent.kind.as_str(), parent.qualified_name)
         }
         Section::Callees => {
-            let mut resolved = Vec::new();
+            let mut targets = Vec::new();
             let mut unresolved = Vec::new();
             for edge in generation.outgoing(&entity.id, EdgeKind::Calls) {
                 match &edge.target {
-                    Some(t) => resolved.push(short_name(generation, t, &entity.path)),
+                    Some(t) => targets.push(list_key(generation, t, &entity.path)),
                     None => unresolved.push(edge.target_name.clone()),
                 }
             }
-            resolved.sort();
-            resolved.dedup();
+            targets.sort();
+            targets.dedup();
+            let mut names = NameList::new(generation, &entity.path);
+            let resolved: Vec<String> = targets.iter().map(|key| names.name(&key.3)).collect();
             unresolved.sort();
             unresolved.dedup();
             if resolved.is_empty() && unresolved.is_empty() {
@@ -248,19 +289,26 @@ fn render(
         }
         Section::Callers => {
             // Callers outside tests first: they show how the code is meant to be used.
-            let mut ordered: Vec<(bool, String)> = generation
+            let mut ordered: Vec<(bool, ListKey, u32)> = generation
                 .incoming(&entity.id, EdgeKind::Calls)
                 .map(|e| {
                     let in_tests = generation
                         .entity(&e.source)
                         .is_some_and(|caller| is_test_path(&caller.path));
-                    let name = short_name(generation, &e.source, &entity.path);
-                    (in_tests, format!("{name}:{}", e.line))
+                    (
+                        in_tests,
+                        list_key(generation, &e.source, &entity.path),
+                        e.line,
+                    )
                 })
                 .collect();
             ordered.sort();
             ordered.dedup();
-            let callers: Vec<String> = ordered.into_iter().map(|(_, caller)| caller).collect();
+            let mut names = NameList::new(generation, &entity.path);
+            let callers: Vec<String> = ordered
+                .iter()
+                .map(|(_, key, line)| format!("{}:{line}", names.name(&key.3)))
+                .collect();
             if callers.is_empty() {
                 let unresolved = generation.unresolved_calls_named(&entity.name);
                 if unresolved == 0 || entity.kind.is_file_level() {
