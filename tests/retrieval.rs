@@ -2181,7 +2181,7 @@ fn run(paths: &[String]) -> exit_codes::ExitCode {
 }
 
 /// Callers and callees name each other file once: the names from one file stand together,
-/// the first carrying the path.
+/// the first carrying the path; a caller with several call sites is written once.
 #[test]
 fn related_names_say_each_files_path_once() {
     let cart = "def cart_total(lines):\n    \"\"\"Sum of the cart's line prices.\"\"\"\n    return sum(line_price(l) for l in lines)\n\n\n\
@@ -2189,7 +2189,8 @@ fn related_names_say_each_files_path_once() {
     let report = "from shop.cart import cart_total\n\n\n\
         def weekly_report(weeks):\n    return [cart_total(w) for w in weeks]\n\n\n\
         def monthly_report(months):\n    return [cart_total(m) for m in months]\n\n\n\
-        def yearly_report(years):\n    return [cart_total(y) for y in years]\n";
+        def yearly_report(years):\n    return [cart_total(y) for y in years]\n\n\n\
+        def report_range(weeks):\n    first = cart_total(weeks[0])\n    return first, cart_total(weeks[-1])\n";
     let repo = lexical_repo(&[("shop/cart.py", cart), ("shop/report.py", report)]);
     let answer = query(
         repo.path(),
@@ -2203,7 +2204,7 @@ fn related_names_say_each_files_path_once() {
         .unwrap_or_else(|| panic!("no callers: {answer}"));
     assert_eq!(
         called_by,
-        "called by: monthly_report (shop/report.py):9, weekly_report:5, yearly_report:13",
+        "called by: monthly_report (shop/report.py):9, report_range:17,18, weekly_report:5, yearly_report:13",
         "{answer}"
     );
     let calls = text

@@ -305,9 +305,13 @@ fn render(
             ordered.sort();
             ordered.dedup();
             let mut names = NameList::new(generation, &entity.path);
+            // A caller that calls it in several places is written once, with each line.
             let callers: Vec<String> = ordered
-                .iter()
-                .map(|(_, key, line)| format!("{}:{line}", names.name(&key.3)))
+                .chunk_by(|a, b| a.1 == b.1)
+                .map(|calls| {
+                    let lines: Vec<String> = calls.iter().map(|(_, _, l)| l.to_string()).collect();
+                    format!("{}:{}", names.name(&calls[0].1.3), lines.join(","))
+                })
                 .collect();
             if callers.is_empty() {
                 let unresolved = generation.unresolved_calls_named(&entity.name);
