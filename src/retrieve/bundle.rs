@@ -239,11 +239,11 @@ fn render(
         ),
         Section::Signature => entity.signature.clone(),
         Section::Doc => {
-            let doc = entity.doc.as_deref()?;
+            let doc = readable_doc(entity.doc.as_deref()?);
             if profile.full_docs() {
-                doc.to_string()
+                doc
             } else {
-                doc.split("\n\n").next().unwrap_or(doc).to_string()
+                doc.split("\n\n").next().unwrap_or(&doc).to_string()
             }
         }
         Section::Parent => {
@@ -318,8 +318,13 @@ fn render(
                 if unresolved == 0 || entity.kind.is_file_level() {
                     return None;
                 }
+                let calls = if unresolved == 1 {
+                    "call uses"
+                } else {
+                    "calls use"
+                };
                 format!(
-                    "called by: none resolved ({unresolved} unresolved calls use the name `{}`)",
+                    "called by: none resolved ({unresolved} unresolved {calls} the name `{}`)",
                     entity.name
                 )
             } else {
@@ -471,6 +476,27 @@ impl Focus {
         words.dedup();
         frame + words.iter().filter(|w| self.words.contains(*w)).count()
     }
+}
+
+static INLINE_DOC_TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\{@(?:code|link|linkplain|literal|value)\s+([^{}]*)\}").unwrap()
+});
+
+/// A doc as a reader wants it: Javadoc's inline tags (`{@code x}`, `{@link A#b}`) give their
+/// text and HTML's escapes their characters (`&lt;T&gt;` is `<T>`). The stored doc, which
+/// ranking reads, is left as written.
+fn readable_doc(doc: &str) -> String {
+    let doc = INLINE_DOC_TAG.replace_all(doc, "$1");
+    [
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(doc.into_owned(), |text, (escape, character)| {
+        text.replace(escape, character)
+    })
 }
 
 /// Which lines of a definition's source are comments or docstrings: lines opening with a
@@ -663,6 +689,19 @@ mod tests {
         assert_eq!(focus.weight(path, 11, "", false), 0);
         assert_eq!(focus.weight(path, 12, "    return out", false), 0);
         assert_eq!(focus.weight("other/fmt.py", 11, "    return out", false), 0);
+    }
+
+    #[test]
+    fn javadoc_inline_tags_and_html_escapes_read_as_text() {
+        assert_eq!(
+            readable_doc("Returns {@code &lt;configuration&gt;} if {@link Plugin#apply} ran."),
+            "Returns <configuration> if Plugin#apply ran."
+        );
+        assert_eq!(
+            readable_doc("a &amp;&amp; b, {@literal List<T>}"),
+            "a && b, List<T>"
+        );
+        assert_eq!(readable_doc("Plain {words} stay."), "Plain {words} stay.");
     }
 
     #[test]
