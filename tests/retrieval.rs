@@ -2213,3 +2213,19 @@ fn related_names_say_each_files_path_once() {
         .unwrap_or_else(|| panic!("no callees: {answer}"));
     assert!(calls.starts_with("calls: line_price"), "{answer}");
 }
+
+/// A method's answer says what its owner is in the language's own words: a Go struct is a
+/// struct, an interface an interface.
+#[test]
+fn a_methods_owner_is_named_by_its_flavour() {
+    let cart = "package shop\n\n\
+        // Cart holds the lines a customer is buying.\n\
+        type Cart struct {\n\tlines []int\n}\n\n\
+        // Total sums the cart's line prices in cents.\n\
+        func (c *Cart) Total() int {\n\tsum := 0\n\tfor _, l := range c.lines {\n\t\tsum += l\n\t}\n\treturn sum\n}\n";
+    let repo = lexical_repo(&[("shop/cart.go", cart)]);
+    let answer = query(repo.path(), "how does the cart compute its Total", &[]);
+    let text = answer["context_text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("## Cart.Total (method, shop/cart.go:"), "{answer}");
+    assert!(text.contains("\nin struct Cart"), "{answer}");
+}

@@ -251,7 +251,7 @@ fn render(
             if parent.kind.is_file_level() {
                 return None;
             }
-            format!("in {} {}", parent.kind.as_str(), parent.qualified_name)
+            format!("in {} {}", flavour(parent), parent.qualified_name)
         }
         Section::Callees => {
             let mut targets = Vec::new();
@@ -475,6 +475,19 @@ impl Focus {
         words.sort();
         words.dedup();
         frame + words.iter().filter(|w| self.words.contains(*w)).count()
+    }
+}
+
+/// What a definition is, as its language says it: a class's flavour when the grammar tells
+/// it (`struct`, `trait`, `interface`), else its kind.
+fn flavour(entity: &Entity) -> &str {
+    match entity.subkind.as_deref() {
+        Some(subkind)
+            if entity.kind == EntityKind::Class && subkind != crate::parse::TEST_SUBKIND =>
+        {
+            subkind
+        }
+        _ => entity.kind.as_str(),
     }
 }
 
