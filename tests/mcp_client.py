@@ -86,9 +86,10 @@ async def main():
             assert set(answer) >= {"context_text", "sufficiency_score", "total_tokens", "freshness"}, answer
             assert "apply_discount" in answer["context_text"], answer
             assert answer["total_tokens"] <= 1500
-            # Every query answer points further: up to 4 `path:line qualified_name` lines, other
-            # files first, at every verbosity.
-            assert 1 <= len(answer["also"]) <= 4, answer
+            # Every query answer points further: `path:line qualified_name` lines (the answer's
+            # runner-up in its own file when one ranks right behind it, then up to 4 more, other
+            # files first), the same at every verbosity.
+            assert 1 <= len(answer["also"]) <= 5, answer
             assert all(re.fullmatch(r"[\w./-]+:\d+ [\w.]+", p) for p in answer["also"]), answer
             assert answer["also"][0].startswith("shop/cart.py:"), answer
             for verbosity in ["standard", "verbose", "diagnostic"]:

@@ -698,7 +698,7 @@ fn the_lexical_plane_reads_the_report_too_and_every_query_answer_points_further(
         .collect();
     assert!(minimal_keys.contains(&"also"), "{answer}");
     let pointers = answer["also"].as_array().unwrap();
-    assert!((1..=4).contains(&pointers.len()), "{answer}");
+    assert!((1..=5).contains(&pointers.len()), "{answer}");
     let shape = regex::Regex::new(r"^[\w./-]+:\d+ [\w.]+$").unwrap();
     for pointer in pointers {
         assert!(shape.is_match(pointer.as_str().unwrap()), "{pointer}");
@@ -2226,6 +2226,44 @@ fn a_methods_owner_is_named_by_its_flavour() {
     let repo = lexical_repo(&[("shop/cart.go", cart)]);
     let answer = query(repo.path(), "how does the cart compute its Total", &[]);
     let text = answer["context_text"].as_str().unwrap_or_default();
-    assert!(text.starts_with("## Cart.Total (method, shop/cart.go:"), "{answer}");
+    assert!(
+        text.starts_with("## Cart.Total (method, shop/cart.go:"),
+        "{answer}"
+    );
     assert!(text.contains("\nin struct Cart"), "{answer}");
+}
+
+/// The fix's file is found more often than its function: a function of the answer's own file
+/// ranked right behind it leads `also`, before the other files' pointers.
+#[test]
+fn also_points_first_at_the_runner_up_in_the_answers_file() {
+    let invoice = "def parse_invoice_total(text):\n    \"\"\"Read the invoice total from the text.\"\"\"\n    return float(text.split('total:')[1])\n\n\n\
+        def parse_invoice_tax(text):\n    \"\"\"Read the invoice tax from the text.\"\"\"\n    return float(text.split('tax:')[1])\n";
+    let header = "def invoice_header(text):\n    \"\"\"The first line of an invoice.\"\"\"\n    return text.splitlines()[0]\n";
+    let repo = lexical_repo(&[
+        ("billing/invoice.py", invoice),
+        ("billing/header.py", header),
+    ]);
+    let ranked = ranked_ids(repo.path(), "parse the invoice total and tax", 3);
+    assert!(ranked[0].starts_with("billing/invoice.py::"), "{ranked:?}");
+    let runner_up = ranked[1..]
+        .iter()
+        .find(|id| id.starts_with("billing/invoice.py::"))
+        .unwrap_or_else(|| panic!("no runner-up in the answer's file: {ranked:?}"));
+    assert!(
+        ranked[1].starts_with("billing/header.py::"),
+        "the other file ranks in between, so a pointer per file would come first: {ranked:?}"
+    );
+    let answer = query(repo.path(), "parse the invoice total and tax", &[]);
+    let name = runner_up.rsplit("::").next().unwrap();
+    assert!(
+        answer["also"][0]
+            .as_str()
+            .is_some_and(|p| p.starts_with("billing/invoice.py:") && p.ends_with(name)),
+        "{answer}"
+    );
+    assert!(
+        also_files(&answer).contains(&"billing/header.py".to_string()),
+        "the other files keep their pointers: {answer}"
+    );
 }

@@ -138,14 +138,19 @@ impl Retriever {
 
 /// Hits ranked per query: enough for the packed entities and `also` pointers in other files.
 const RANKED_CANDIDATES: usize = 40;
-/// Next candidates listed in a `query` answer's `also` field.
+/// Next candidates listed in a `query` answer's `also` field (besides the runner-up).
 pub const ALSO_POINTERS: usize = 4;
+/// How close behind the answer a function of its own file must rank to be pointed at first.
+const RUNNER_UP_WITHIN: usize = 2;
 
-/// The next candidates after the packed entities, as `path:line qualified_name`: first one per
-/// file not shown yet (an agent whose first hit is in the wrong file gets other places to
-/// look), then further entities of files already shown. Tests, examples and benchmarks are
-/// left out unless the question is about them (four slots are too few to spend on code that
-/// only shows how the answer is used). They take at most a quarter of the budget.
+/// The next candidates after the packed entities, as `path:line qualified_name`. First the
+/// runner-up in the answer's own file, when a function of that file ranks right behind it:
+/// a fix's file is found more often than its function, and the function is then most often
+/// the file's next one. Then one per file not shown yet (an agent whose first hit is in the
+/// wrong file gets other places to look), then further entities of files already shown.
+/// Tests, examples and benchmarks are left out unless the question is about them (the slots
+/// are too few to spend on code that only shows how the answer is used). They take at most a
+/// quarter of the budget.
 fn also_pointers(
     generation: &LoadedGeneration,
     ranking: &Ranking,
@@ -166,15 +171,22 @@ fn also_pointers(
         .filter(|e| about_tests || !crate::walk::is_test_path(&e.path))
         .collect();
     let mut files: Vec<&str> = shown.iter().map(|e| e.path.as_str()).collect();
-    let mut chosen: Vec<&crate::parse::Entity> = Vec::new();
+    let runner_up = shown.first().and_then(|answer| {
+        rest.iter()
+            .take(RUNNER_UP_WITHIN)
+            .find(|e| e.path == answer.path && e.kind.is_unit())
+    });
+    let mut chosen: Vec<&crate::parse::Entity> = runner_up.into_iter().copied().collect();
+    let slots = ALSO_POINTERS + chosen.len();
+    let is_chosen = |chosen: &[&crate::parse::Entity], id: &str| chosen.iter().any(|c| c.id == id);
     for entity in &rest {
-        if chosen.len() < ALSO_POINTERS && !files.contains(&entity.path.as_str()) {
+        if chosen.len() < slots && !files.contains(&entity.path.as_str()) {
             files.push(&entity.path);
             chosen.push(entity);
         }
     }
     for entity in &rest {
-        if chosen.len() < ALSO_POINTERS && !chosen.iter().any(|c| c.id == entity.id) {
+        if chosen.len() < slots && !is_chosen(&chosen, &entity.id) {
             chosen.push(entity);
         }
     }
