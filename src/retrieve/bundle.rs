@@ -175,7 +175,7 @@ fn list_names(names: Vec<String>, profile: &ResponseProfile) -> String {
     shown.join(", ")
 }
 
-/// Names of related entities as one list writes them, in [`list_key`] order: each other file's
+/// Names of related entities as one list writes them, in [`ListKey`] order: each other file's
 /// path once, after the first name from it (`A.f (x/a.rs), A.g, B.h (x/b.rs)`); the entity's
 /// own file goes unsaid.
 struct NameList<'a> {
@@ -207,20 +207,32 @@ impl<'a> NameList<'a> {
 
 /// Where a related entity stands in a list: the entity's own file first, then the others by
 /// path, so that one file's names stand together; by qualified name within a file.
-fn list_key(generation: &LoadedGeneration, id: &str, from_path: &str) -> ListKey {
-    match generation.entity(id) {
-        Some(e) => (
-            e.path != from_path,
-            e.path.clone(),
-            e.qualified_name.clone(),
-            id.to_string(),
-        ),
-        None => (true, String::new(), id.to_string(), id.to_string()),
-    }
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ListKey {
+    in_other_file: bool,
+    path: String,
+    name: String,
+    id: String,
 }
 
-/// (another file, path, qualified name, id): see [`list_key`].
-type ListKey = (bool, String, String, String);
+impl ListKey {
+    fn of(generation: &LoadedGeneration, id: &str, from_path: &str) -> ListKey {
+        let (in_other_file, path, name) = match generation.entity(id) {
+            Some(e) => (
+                e.path != from_path,
+                e.path.clone(),
+                e.qualified_name.clone(),
+            ),
+            None => (true, String::new(), id.to_string()),
+        };
+        ListKey {
+            in_other_file,
+            path,
+            name,
+            id: id.to_string(),
+        }
+    }
+}
 
 fn render(
     generation: &LoadedGeneration,
@@ -258,14 +270,14 @@ fn render(
             let mut unresolved = Vec::new();
             for edge in generation.outgoing(&entity.id, EdgeKind::Calls) {
                 match &edge.target {
-                    Some(t) => targets.push(list_key(generation, t, &entity.path)),
+                    Some(t) => targets.push(ListKey::of(generation, t, &entity.path)),
                     None => unresolved.push(edge.target_name.clone()),
                 }
             }
             targets.sort();
             targets.dedup();
             let mut names = NameList::new(generation, &entity.path);
-            let resolved: Vec<String> = targets.iter().map(|key| names.name(&key.3)).collect();
+            let resolved: Vec<String> = targets.iter().map(|key| names.name(&key.id)).collect();
             unresolved.sort();
             unresolved.dedup();
             if resolved.is_empty() && unresolved.is_empty() {
@@ -297,7 +309,7 @@ fn render(
                         .is_some_and(|caller| is_test_path(&caller.path));
                     (
                         in_tests,
-                        list_key(generation, &e.source, &entity.path),
+                        ListKey::of(generation, &e.source, &entity.path),
                         e.line,
                     )
                 })
@@ -310,7 +322,7 @@ fn render(
                 .chunk_by(|a, b| a.1 == b.1)
                 .map(|calls| {
                     let lines: Vec<String> = calls.iter().map(|(_, _, l)| l.to_string()).collect();
-                    format!("{}:{}", names.name(&calls[0].1.3), lines.join(","))
+                    format!("{}:{}", names.name(&calls[0].1.id), lines.join(","))
                 })
                 .collect();
             if callers.is_empty() {
