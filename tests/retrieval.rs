@@ -1811,6 +1811,75 @@ class LookupMixIn:
 }
 
 #[test]
+fn a_member_bound_by_assignment_is_answered_by_the_function_it_binds() {
+    let nodes = r#""""The nodes of the tree."""
+
+
+class NodeNG:
+    def _infer(self, context=None):
+        """Infers what this node stands for; each kind of node binds its own."""
+        raise InferenceError(node=self, context=context)
+
+    def infer(self, context=None):
+        """The values this node may stand for, inferred once and cached."""
+        return self._infer(context)
+
+
+class Name(NodeNG):
+    """A name read in an expression."""
+
+    def __init__(self, name, lineno=None):
+        self.name = name
+        self.lineno = lineno
+
+
+class Attribute(NodeNG):
+    """An attribute read on an expression."""
+
+    def __init__(self, attrname, expr=None):
+        self.attrname = attrname
+        self.expr = expr
+"#;
+    let decorators = r#""""Wrappers shared by the inference functions."""
+
+
+def path_wrapper(func):
+    """Stops an inference that comes back to a node it is already inferring."""
+    def wrapped(node, context=None):
+        if context is not None and node in context.path:
+            return
+        yield from func(node, context)
+    return wrapped
+"#;
+    let inference = r#""""How each kind of node is inferred, bound to the node classes below."""
+from astro import decorators, nodes
+
+
+def infer_name(self, context=None):
+    """The values a name is bound to in its scope."""
+    frame, stmts = self.lookup(self.name)
+    return bind_all(stmts, context)
+
+
+def infer_attribute(self, context=None):
+    """The values an attribute holds on each value of its expression."""
+    for owner in self.expr.infer(context):
+        yield from owner.igetattr(self.attrname, context)
+
+
+nodes.Name._infer = decorators.path_wrapper(infer_name)  # the lookup in its scope
+nodes.Attribute._infer = decorators.path_wrapper(infer_attribute)
+"#;
+    let repo = lexical_repo(&[
+        ("astro/nodes.py", nodes),
+        ("astro/decorators.py", decorators),
+        ("astro/inference.py", inference),
+    ]);
+    let ranked = ranked_ids(repo.path(), "Add typing to ``Name._infer`` (#1651)", 3);
+    assert_eq!(ranked[0], "astro/inference.py::infer_name", "{ranked:?}");
+}
+
+#[test]
 fn a_report_quoting_a_tool_tagged_error_line_is_answered_by_the_function_writing_it() {
     let app = r#"//! The command line: every flag the tool takes.
 

@@ -19,7 +19,7 @@ use aho_corasick::AhoCorasick;
 use super::hit::{Evidence, Hit, RankedFile, Ranking, RetrievalMode, places_in_file};
 use super::plan::QueryPlan;
 use super::question::{Name, Origin, QueryShape, Question, message_fragments};
-use super::resolve::{MISSPELT_MIN_CHARS, may_be_named, misspelt_member, owned_by};
+use super::resolve::{MISSPELT_MIN_CHARS, may_be_named, misspelt_member, owned_by, owned_or_bound};
 use crate::error::StoreResult;
 use crate::graph::EdgeKind;
 use crate::load::generation::{ChunkRow, LoadedGeneration};
@@ -364,6 +364,14 @@ fn add_name_matches(
         if definitions.is_empty() {
             definitions.extend(misspelt_member(generation, &name.owners, &name.text));
         }
+        // `Name._infer`, defined under no `Name`, runs what `Name._infer = …` binds.
+        definitions = owned_or_bound(
+            generation,
+            &name.owners,
+            &name.text,
+            definitions,
+            about_tests,
+        );
         // `assigned_stmts`, defined by no one, names the family `for_assigned_stmts`,
         // `sequence_assigned_stmts`, … that implements it per case.
         if definitions.is_empty() && name.text.contains('_') {

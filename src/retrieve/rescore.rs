@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use super::hit::{Hit, places_by, places_in_file};
 use super::question::{QueryShape, Question};
-use super::resolve::{may_be_named, misspelt_member};
+use super::resolve::{may_be_named, misspelt_member, owned_or_bound};
 use crate::load::files::{fold_word, folder_words, spells, stem_words};
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
@@ -218,6 +218,10 @@ fn definitions<'g>(
         found.extend(
             misspelt_member(generation, &[owner.to_string()], &symbol.name).filter(outside_tests),
         );
+    }
+    if let Some(owner) = symbol.qualifier.as_ref().and_then(|q| q.rsplit('.').next()) {
+        let owners = [owner.to_string()];
+        found = owned_or_bound(generation, &owners, &symbol.name, found, about_tests);
     }
     if let Some(qualifier) = &symbol.qualifier {
         let last = qualifier

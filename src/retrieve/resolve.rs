@@ -3,7 +3,7 @@
 //! disambiguation list instead of a guess.
 
 use crate::load::generation::LoadedGeneration;
-use crate::parse::Entity;
+use crate::parse::{Entity, EntityKind};
 use crate::walk::is_test_path;
 
 /// Names (of files or definitions) shorter than this are not read as misspelt: too many lie
@@ -91,6 +91,118 @@ pub fn owned_by(entity: &Entity, owner: &str) -> bool {
         .is_some_and(|outer| outer.is_empty() || outer.ends_with('.'))
 }
 
+/// The definitions a member written under its owners means: `definitions` (the project's
+/// definitions of that name) when one of them is an owner's own or no owner is written, else
+/// the function an assignment binds to it ([`assigned_member`]) when there is one.
+pub fn owned_or_bound<'g>(
+    generation: &'g LoadedGeneration,
+    owners: &[String],
+    member: &str,
+    definitions: Vec<&'g Entity>,
+    about_tests: bool,
+) -> Vec<&'g Entity> {
+    let owned = |e: &&Entity| owners.iter().any(|o| owned_by(e, o));
+    if owners.is_empty() || definitions.iter().any(owned) {
+        return definitions;
+    }
+    let bound = assigned_member(generation, owners, member, about_tests);
+    if bound.is_empty() { definitions } else { bound }
+}
+
+/// The function a member bound by assignment runs. A project may attach a function to a class
+/// after defining both (`nodes.Name._infer = decorators.path_wrapper(infer_name)` in Python,
+/// `Router.prototype.route = route` in JavaScript), so nothing is defined under the class by
+/// that name: the right side's last name the project defines as a function (the innermost of
+/// any wrappers) is what the written `Name._infer` runs, the one in the assignment's own file
+/// when several share the name. Only owners the project defines as types are looked for.
+pub fn assigned_member<'g>(
+    generation: &'g LoadedGeneration,
+    owners: &[String],
+    member: &str,
+    about_tests: bool,
+) -> Vec<&'g Entity> {
+    let is_type = |owner: &&String| {
+        generation
+            .entities_named(owner)
+            .any(|e| e.kind == EntityKind::Class)
+    };
+    let mut found: Vec<&Entity> = Vec::new();
+    let targets = owners
+        .iter()
+        .filter(is_type)
+        .flat_map(|o| [format!("{o}.{member}"), format!("{o}.prototype.{member}")]);
+    for target in targets {
+        let chunks = generation
+            .chunks
+            .iter()
+            .filter(|c| (about_tests || !is_test_path(&c.path)) && c.text.contains(&target));
+        for chunk in chunks {
+            for right in assignments_to(&chunk.text, &target) {
+                let function = innermost_function(generation, right, &chunk.path, about_tests);
+                if let Some(f) = function.filter(|f| !found.iter().any(|x| x.id == f.id)) {
+                    found.push(f);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The right sides of the statements `target = …` in `text`: `target` not the tail of a longer
+/// name, `=` not `==` or a compound assignment; each up to the line's end outside brackets, a
+/// `{` opening a body, or a comment.
+fn assignments_to<'t>(text: &'t str, target: &str) -> Vec<&'t str> {
+    let name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(target)
+        .filter(|(at, _)| !text[..*at].chars().next_back().is_some_and(name_char))
+        .filter_map(|(at, _)| {
+            let rest = text[at + target.len()..].trim_start_matches([' ', '\t']);
+            let right = rest.strip_prefix('=').filter(|r| !r.starts_with('='))?;
+            Some(statement_head(right).trim())
+        })
+        .collect()
+}
+
+/// An assignment's right side up to where the statement ends or a body or comment begins.
+fn statement_head(right: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in right.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '{' | '#' => return &right[..i],
+            '/' if right[i..].starts_with("//") => return &right[..i],
+            '\n' if depth <= 0 => return &right[..i],
+            _ => {}
+        }
+    }
+    right
+}
+
+/// The function the last name in `right` that names any function stands for: the one in
+/// `path` (the assignment's file), else the only one; none when several elsewhere share it.
+fn innermost_function<'g>(
+    generation: &'g LoadedGeneration,
+    right: &str,
+    path: &str,
+    about_tests: bool,
+) -> Option<&'g Entity> {
+    let functions = |word: &str| -> Vec<&'g Entity> {
+        generation
+            .entities_named(word)
+            .filter(|e| e.kind.is_callable() && may_be_named(e, about_tests))
+            .collect()
+    };
+    let candidates = right
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .map(functions)
+        .find(|found| !found.is_empty())?;
+    match candidates.iter().find(|e| e.path == path) {
+        Some(here) => Some(*here),
+        None => (candidates.len() == 1).then(|| candidates[0]),
+    }
+}
+
 /// A member written under its owner (`Location.get_get_sun_rise_set_transit`) that the
 /// project does not define, read as the owners' one member nearest to it in spelling, when
 /// at most a quarter of the written name differs: reports and changelogs misspell long names.
@@ -117,5 +229,27 @@ pub fn misspelt_member<'g>(
         [(_, only)] => Some(*only),
         [(best, first), (next, _), ..] if best < next => Some(*first),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_assignments_right_side_ends_at_its_statement_body_or_comment() {
+        let text = "nodes.Name._infer = wrap(\n    infer_name\n)  # the lookup\n\
+                    AssignName._infer = other\n\
+                    if nodes.Name._infer == x: pass\n\
+                    nodes.Name._infer += 1\n\
+                    Router.prototype.route = function route(path) { return path; }";
+        assert_eq!(
+            assignments_to(text, "Name._infer"),
+            ["wrap(\n    infer_name\n)"]
+        );
+        assert_eq!(
+            assignments_to(text, "Router.prototype.route"),
+            ["function route(path)"]
+        );
     }
 }
