@@ -1880,6 +1880,59 @@ nodes.Attribute._infer = decorators.path_wrapper(infer_attribute)
 }
 
 #[test]
+fn a_method_bound_to_a_javascript_prototype_is_answered_by_the_function_bound() {
+    let router = r#"'use strict';
+
+/** A router: an ordered stack of layers, each a path and its handlers. */
+function Router(options) {
+  this.stack = [];
+  this.strict = Boolean(options && options.strict);
+}
+
+/** Appends a layer for `path`, keeping the trailing slash only in strict mode. */
+function addLayer(path) {
+  var layer = { path: this.strict ? path : path.replace(/\/$/, ''), handlers: [] };
+  this.stack.push(layer);
+  return layer;
+}
+
+/** Runs the layers matching the request's path, in order. */
+function dispatch(req, res, done) {
+  var matched = this.stack.filter(function (layer) { return layer.path === req.path; });
+  matched.forEach(function (layer) { layer.handlers.forEach(function (h) { h(req, res); }); });
+  done();
+}
+
+Router.prototype.route = addLayer;
+Router.prototype.handle = dispatch;
+
+module.exports = Router;
+"#;
+    let app = r#"'use strict';
+
+/** The application: settings and a lazily made router. */
+function App() {
+  this.settings = {};
+}
+
+/** Registers an application-level route: a path and its handlers, after the app's own. */
+function route(app, path, handlers) {
+  app.settings.routes = (app.settings.routes || []).concat([{ path: path, handlers: handlers }]);
+  return app;
+}
+
+module.exports = { App: App, route: route };
+"#;
+    let repo = lexical_repo(&[("lib/router.js", router), ("lib/app.js", app)]);
+    let ranked = ranked_ids(
+        repo.path(),
+        "Fix ``Router.route`` dropping the trailing slash (#3120)",
+        3,
+    );
+    assert_eq!(ranked[0], "lib/router.js::addLayer", "{ranked:?}");
+}
+
+#[test]
 fn a_report_quoting_a_tool_tagged_error_line_is_answered_by_the_function_writing_it() {
     let app = r#"//! The command line: every flag the tool takes.
 

@@ -114,23 +114,28 @@ pub fn owned_or_bound<'g>(
 /// `Router.prototype.route = route` in JavaScript), so nothing is defined under the class by
 /// that name: the right side's last name the project defines as a function (the innermost of
 /// any wrappers) is what the written `Name._infer` runs, the one in the assignment's own file
-/// when several share the name. Only owners the project defines as types are looked for.
+/// when several share the name. Only owners the project defines are looked for: a type, or a
+/// function for the `prototype` form (a JavaScript constructor function).
 pub fn assigned_member<'g>(
     generation: &'g LoadedGeneration,
     owners: &[String],
     member: &str,
     about_tests: bool,
 ) -> Vec<&'g Entity> {
-    let is_type = |owner: &&String| {
-        generation
-            .entities_named(owner)
-            .any(|e| e.kind == EntityKind::Class)
-    };
+    let mut targets: Vec<String> = Vec::new();
+    for owner in owners {
+        let kinds: Vec<EntityKind> = generation.entities_named(owner).map(|e| e.kind).collect();
+        if kinds.contains(&EntityKind::Class) {
+            targets.push(format!("{owner}.{member}"));
+        }
+        if kinds
+            .iter()
+            .any(|k| *k == EntityKind::Class || k.is_callable())
+        {
+            targets.push(format!("{owner}.prototype.{member}"));
+        }
+    }
     let mut found: Vec<&Entity> = Vec::new();
-    let targets = owners
-        .iter()
-        .filter(is_type)
-        .flat_map(|o| [format!("{o}.{member}"), format!("{o}.prototype.{member}")]);
     for target in targets {
         let chunks = generation
             .chunks
