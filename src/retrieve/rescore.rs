@@ -212,23 +212,19 @@ fn definitions<'g>(
             .filter(outside_tests)
             .collect();
     }
-    if found.is_empty()
-        && let Some(owner) = symbol.qualifier.as_ref().and_then(|q| q.rsplit('.').next())
-    {
-        found.extend(
-            misspelt_member(generation, &[owner.to_string()], &symbol.name).filter(outside_tests),
-        );
+    // The qualifier's last part owns the symbol (`Dict` in `nodes.Dict.items`).
+    let owners: Vec<String> = symbol
+        .qualifier
+        .iter()
+        .filter_map(|q| q.rsplit('.').next())
+        .map(str::to_string)
+        .collect();
+    if found.is_empty() {
+        found.extend(misspelt_member(generation, &owners, &symbol.name).filter(outside_tests));
     }
-    if let Some(owner) = symbol.qualifier.as_ref().and_then(|q| q.rsplit('.').next()) {
-        let owners = [owner.to_string()];
-        found = owned_or_bound(generation, &owners, &symbol.name, found, about_tests);
-    }
-    if let Some(qualifier) = &symbol.qualifier {
-        let last = qualifier
-            .rsplit('.')
-            .next()
-            .unwrap_or(qualifier)
-            .to_lowercase();
+    found = owned_or_bound(generation, &owners, &symbol.name, found, about_tests);
+    if let Some(owner) = owners.first() {
+        let last = owner.to_lowercase();
         let agrees = |e: &Entity| {
             e.qualified_name.to_lowercase().contains(&last) || e.path.to_lowercase().contains(&last)
         };
