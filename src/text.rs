@@ -19,6 +19,12 @@ pub fn content_hash(parts: &[&str]) -> String {
     hex::encode(&hasher.finalize()[..16])
 }
 
+/// A character of an identifier as the parsed languages write one: a letter, a digit, `_` or
+/// `$` (JavaScript, PHP).
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
 /// Splits one identifier at `_`, `-`, camelCase and letter/digit boundaries, lower-cased.
 /// `parseHTTPResponse2` → `["parse", "http", "response", "2"]`.
 pub fn split_identifier(ident: &str) -> Vec<String> {

@@ -11,6 +11,7 @@ use regex::Regex;
 
 use crate::load::generation::LoadedGeneration;
 use crate::parse::Entity;
+use crate::text::is_name_char;
 
 /// JavaScript files read when following an export, at most (shallowest first).
 const EXPORT_SCAN_FILES: usize = 200;
@@ -162,10 +163,7 @@ fn required_spec(text: &str, bound: &str) -> Option<String> {
         return Some(found[1].to_string());
     }
     let ident = bound.trim_end_matches(';');
-    if !ident
-        .chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-    {
+    if !ident.chars().all(is_name_char) {
         return None;
     }
     let declared = Regex::new(&format!(

@@ -12,7 +12,7 @@ use regex::Regex;
 
 use super::chores::without_chores;
 
-use crate::text::{search_words, split_identifier};
+use crate::text::{is_name_char, search_words, split_identifier};
 
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
@@ -580,9 +580,7 @@ const TITLE_FRAME_MIN_CHARS: usize = 5;
 /// validator raising as it should): it is read as the innermost frame, the others keep their
 /// order. Among several such frames, the innermost of them.
 fn title_frame_last(mut frames: Vec<Frame>, text: &str) -> Vec<Frame> {
-    let title_words: HashSet<&str> = title_of(text)
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .collect();
+    let title_words: HashSet<&str> = title_of(text).split(|c: char| !is_name_char(c)).collect();
     let named = |frame: &Frame| {
         frame.function.as_deref().is_some_and(|function| {
             function.len() >= TITLE_FRAME_MIN_CHARS && title_words.contains(function)

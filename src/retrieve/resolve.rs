@@ -4,6 +4,7 @@
 
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
+use crate::text::is_name_char;
 use crate::walk::is_test_path;
 
 /// Names (of files or definitions) shorter than this are not read as misspelt: too many lie
@@ -157,9 +158,8 @@ pub fn assigned_member<'g>(
 /// name, `=` not `==` or a compound assignment; each up to the line's end outside brackets, a
 /// `{` opening a body, or a comment.
 fn assignments_to<'t>(text: &'t str, target: &str) -> Vec<&'t str> {
-    let name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     text.match_indices(target)
-        .filter(|(at, _)| !text[..*at].chars().next_back().is_some_and(name_char))
+        .filter(|(at, _)| !text[..*at].chars().next_back().is_some_and(is_name_char))
         .filter_map(|(at, _)| {
             let rest = text[at + target.len()..].trim_start_matches([' ', '\t']);
             let right = rest.strip_prefix('=').filter(|r| !r.starts_with('='))?;
@@ -199,7 +199,7 @@ fn innermost_function<'g>(
             .collect()
     };
     let candidates = right
-        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .rsplit(|c: char| !is_name_char(c))
         .map(functions)
         .find(|found| !found.is_empty())?;
     match candidates.iter().find(|e| e.path == path) {
