@@ -258,7 +258,7 @@ pub async fn rank(
     add_meeting_callers(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
     add_companions(generation, &mut fused);
-    let mut hits: Vec<Hit> = fused.into_values().collect();
+    let mut hits = in_stable_order(fused);
     for hit in &mut hits {
         let chunk = &generation.chunks[hit.chunk];
         hit.score *= kind_prior(chunk.kind, question)
@@ -298,6 +298,16 @@ pub async fn rank(
         shape: question.shape,
         errors,
     }
+}
+
+/// The fused hits in one order whatever the map's: by entity id. The passes after fusion walk
+/// the hits in order and settle ties by who comes first (which container yields first, which
+/// hit leads its file), so the map's per-process order would let one query on one store
+/// report a different entity from run to run.
+fn in_stable_order(fused: HashMap<String, Hit>) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = fused.into_values().collect();
+    hits.sort_by(|a, b| a.entity_id.cmp(&b.entity_id));
+    hits
 }
 
 /// A leg's chunk indices from best to worst, deduplicated by entity, fused into `fused` with
@@ -1594,6 +1604,22 @@ mod tests {
             doc: None,
             content_hash: String::new(),
             split_lines: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fused_hits_leave_fusion_in_entity_order_whatever_the_maps_order() {
+        let ids = ["b.py::g", "a.py", "a.py::f", "c.py::C.m"];
+        for rotation in 0..ids.len() {
+            let mut fused = HashMap::new();
+            for id in ids.iter().cycle().skip(rotation).take(ids.len()) {
+                fused.insert(id.to_string(), Hit::unscored(id, 0));
+            }
+            let order: Vec<String> = in_stable_order(fused)
+                .into_iter()
+                .map(|h| h.entity_id)
+                .collect();
+            assert_eq!(order, ["a.py", "a.py::f", "b.py::g", "c.py::C.m"]);
         }
     }
 
