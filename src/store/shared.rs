@@ -23,7 +23,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use object_store::{
+    ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, KnowcodeError};
@@ -342,6 +344,15 @@ impl SharedStore {
         move |e| SharedError::from_object_store(&self.uri, step, e)
     }
 
+    /// Every object under `prefix`.
+    async fn list(&self, prefix: &ObjectPath) -> Result<Vec<ObjectMeta>, SharedError> {
+        self.client
+            .list(Some(prefix))
+            .try_collect()
+            .await
+            .map_err(self.fail(Step::Read))
+    }
+
     /// The generation `current` names, or None when nothing was ever published.
     pub async fn current(&self) -> Result<Option<Pointer>, SharedError> {
         match self.client.get(&self.path(&[CURRENT])).await {
@@ -466,12 +477,7 @@ impl SharedStore {
     /// reader's local copy), eight objects at a time.
     pub async fn download_generation(&self, id: &str, dir: &Path) -> Result<(), SharedError> {
         let prefix = self.path(&[GENERATIONS, id]);
-        let objects: Vec<_> = self
-            .client
-            .list(Some(&prefix))
-            .try_collect()
-            .await
-            .map_err(self.fail(Step::Read))?;
+        let objects = self.list(&prefix).await?;
         if objects.is_empty() {
             return Err(SharedError::new(
                 &self.uri,
@@ -550,12 +556,7 @@ impl SharedStore {
     /// (a killed build's leftovers).
     pub async fn generations(&self) -> Result<(Vec<String>, Vec<String>), SharedError> {
         let prefix = self.path(&[GENERATIONS]);
-        let objects: Vec<_> = self
-            .client
-            .list(Some(&prefix))
-            .try_collect()
-            .await
-            .map_err(self.fail(Step::Read))?;
+        let objects = self.list(&prefix).await?;
         let mut all = BTreeSet::new();
         let mut complete = BTreeSet::new();
         for object in &objects {
@@ -590,12 +591,7 @@ impl SharedStore {
             .filter(|id| Some(id) != current.as_ref())
             .collect();
         for id in &doomed {
-            let objects: Vec<_> = self
-                .client
-                .list(Some(&self.path(&[GENERATIONS, id])))
-                .try_collect()
-                .await
-                .map_err(self.fail(Step::Read))?;
+            let objects = self.list(&self.path(&[GENERATIONS, id])).await?;
             for object in objects {
                 match self.client.delete(&object.location).await {
                     Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
