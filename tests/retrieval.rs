@@ -1880,6 +1880,185 @@ nodes.Attribute._infer = decorators.path_wrapper(infer_attribute)
 }
 
 #[test]
+fn a_report_quoting_values_is_answered_by_the_function_spelling_them() {
+    // "works with "OB", "OF", not "OL"": the setter listing the binary VRs is what the fix
+    // extends; before the quoted values counted, the report's `save_as` ranked first.
+    let element = r#""""One data element of a dataset: its tag, value representation and value."""
+from dicom.multival import MultiValue
+
+BACKSLASH = "\\"
+
+
+class DataElement:
+    """A tag, its value representation (VR) and its value, converted on assignment."""
+
+    def __init__(self, tag, vr, value):
+        self.tag = tag
+        self.VR = vr
+        self.value = value
+
+    @property
+    def value(self):
+        """The element's value."""
+        return self._value
+
+    @value.setter
+    def value(self, val):
+        """Splits a multi-valued string on backslashes, except for binary VRs, and stores it."""
+        if isinstance(val, (str, bytes)) and self.VR not in ['OB', 'OW', 'OF', 'UN', 'UT']:
+            if BACKSLASH in val:
+                val = val.split(BACKSLASH)
+        self._value = MultiValue(val) if isinstance(val, list) else val
+
+    def keyword(self):
+        """The element's keyword from the dictionary of tags."""
+        return lookup_keyword(self.tag)
+
+    def description(self):
+        """A one-line description of the element for printing."""
+        return f"({self.tag:08x}) {self.VR}: {self.value!r}"
+
+
+def lookup_keyword(tag):
+    """The keyword of a tag, or an empty string for private tags."""
+    return KEYWORDS.get(tag, "")
+
+
+KEYWORDS = {0x00100010: "PatientName"}
+"#;
+    let multival = r#""""A list of values held by one element."""
+
+
+class MultiValue(list):
+    """Values of a multi-valued element; each is converted by the element's type."""
+
+    def __init__(self, iterable, converter=str):
+        super().__init__(converter(v) for v in iterable)
+
+    def to_bytes(self):
+        """The values joined by backslashes as bytes, for writing a multi-valued element."""
+        return b"\\".join(str(v).encode() for v in self)
+"#;
+    let writer = r#""""Writes a dataset's elements to a file, each VR by its own writer."""
+
+
+def write_bytes(fp, element):
+    """Writes a binary value as it is; the value must be a bytes-like object."""
+    fp.write(element.value)
+
+
+def write_text(fp, element):
+    """Writes a text value, multiple values joined by backslashes."""
+    value = element.value
+    if isinstance(value, list):
+        value = "\\".join(value)
+    fp.write(value.encode())
+
+
+WRITERS = {"OB": write_bytes, "OW": write_bytes, "OF": write_bytes, "OL": write_bytes, "PN": write_text}
+
+
+def write_element(fp, element):
+    """Writes one element with the writer of its VR."""
+    WRITERS[element.VR](fp, element)
+
+
+def save_as(dataset, path):
+    """Writes every element of a dataset to the file at `path`."""
+    with open(path, "wb") as fp:
+        for element in dataset:
+            write_element(fp, element)
+"#;
+    let repo = lexical_repo(&[
+        ("dicom/element.py", element),
+        ("dicom/multival.py", multival),
+        ("dicom/writer.py", writer),
+    ]);
+    let report = r#"Error : a bytes-like object is required, not 'MultiValue'
+I get this error when saving an element whose VR is given as "OL"; it works fine with "OB", "OF" etc.
+
+```python
+data = array.array('H', values).tobytes()
+seq.add_new(0x00660040, 'OL', data)
+ds.save_as("out.dcm")
+```
+TypeError: a bytes-like object is required, not 'MultiValue'
+"#;
+    let ranked = ranked_ids(repo.path(), report, 3);
+    assert_eq!(
+        ranked[0], "dicom/element.py::DataElement.value#2",
+        "{ranked:?}"
+    );
+}
+
+#[test]
+fn a_go_report_quoting_values_is_answered_by_the_switch_spelling_them() {
+    // Before the quoted values counted, `Accepts` (the header's name) ranked first.
+    let encoding = r#"// Package encoding compresses response bodies with the encoding a client accepts.
+package encoding
+
+import (
+	"compress/flate"
+	"compress/gzip"
+	"io"
+	"strings"
+)
+
+// Negotiate picks the first encoding of an Accept-Encoding header this server can write.
+func Negotiate(header string) string {
+	for _, part := range strings.Split(header, ",") {
+		name := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
+		if Supported(name) {
+			return name
+		}
+	}
+	return "identity"
+}
+
+// Supported reports whether the server can compress with the named encoding.
+func Supported(name string) bool {
+	switch name {
+	case "gzip", "deflate":
+		return true
+	}
+	return false
+}
+
+// NewWriter wraps w in a compressor for the named encoding.
+func NewWriter(w io.Writer, name string) (io.WriteCloser, error) {
+	if name == "gzip" {
+		return gzip.NewWriter(w), nil
+	}
+	return flate.NewWriter(w, flate.DefaultCompression)
+}
+"#;
+    let header = r#"package encoding
+
+import "net/http"
+
+// SetHeaders writes the response headers of a compressed body in the named encoding.
+func SetHeaders(h http.Header, name string) {
+	h.Set("Content-Encoding", name)
+	h.Add("Vary", "Accept-Encoding")
+	h.Del("Content-Length")
+}
+
+// Accepts reports whether a request's Accept-Encoding header allows any compression.
+func Accepts(r *http.Request) bool {
+	return r.Header.Get("Accept-Encoding") != ""
+}
+"#;
+    let repo = lexical_repo(&[
+        ("go.mod", "module example.com/serve\n"),
+        ("encoding/encoding.go", encoding),
+        ("encoding/header.go", header),
+    ]);
+    let report = "Responses are never compressed for browsers that only accept \"br\"\n\nWhen the Accept-Encoding header is \"br\" the server answers uncompressed. With \"gzip\" or \"deflate\" it compresses the body as expected. Brotli should be supported too.";
+    let ranked = ranked_ids(repo.path(), report, 3);
+    assert_eq!(ranked[0], "encoding/encoding.go::Supported", "{ranked:?}");
+}
+
+#[test]
 fn a_method_bound_to_a_javascript_prototype_is_answered_by_the_function_bound() {
     let router = r#"'use strict';
 

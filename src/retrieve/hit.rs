@@ -34,7 +34,8 @@ pub struct Evidence {
     /// A traceback frame or `path:line` of the question lies in this entity.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub frame: bool,
-    /// An error message, quoted output or a flag of the question is written in this entity.
+    /// An error message, quoted output, a flag or quoted values of the question are written in
+    /// this entity.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub message: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]

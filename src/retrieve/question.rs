@@ -99,6 +99,9 @@ pub struct Question {
     /// Command-line flags the question writes (`--hidden` as `hidden`): the code that
     /// declares a flag spells it in a string literal.
     pub flags: Vec<String>,
+    /// Short values the question quotes (`"OL"`, `'nearest'`), each once, in order: a function
+    /// that spells several of them as string literals is where those values are told apart.
+    pub values: Vec<String>,
     /// Trait implementations named the way Rust writes them, `Drop for Drain<'data, T>`:
     /// the methods of that one `impl` block are meant, not every method of the type.
     pub trait_impls: Vec<TraitImpl>,
@@ -238,6 +241,11 @@ static CONSTRUCTOR_WORD: LazyLock<Regex> =
 static TRAIT_FOR_TYPE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b([A-Z][A-Za-z0-9_]*)(?:<[^<>\n]*>)?`? +for +`?([A-Z][A-Za-z0-9_]*)\b").unwrap()
 });
+/// A short value in quotes, one token (`"OL"`, `'nearest'`), with what precedes it: a quote
+/// after a letter is an apostrophe, not an opening quote.
+static QUOTED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:^|[^\w\\'"])(?:"([^\s"'\\]{2,40})"|'([^\s"'\\]{2,40})')"#).unwrap()
+});
 static QUOTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""([^"\n]{12,200})"|'([^'\n]{12,200})'"#).unwrap());
 
@@ -288,6 +296,7 @@ impl Question {
             messages: messages(text, &prose),
             excerpts: excerpt_pairs(&code),
             flags: flags(text),
+            values: quoted_values(text),
             trait_impls: trait_impls(&prose),
             about_constructors: CONSTRUCTOR_WORD.is_match(&prose),
         };
@@ -812,6 +821,22 @@ fn flags(text: &str) -> Vec<String> {
     out
 }
 
+/// Short quoted values ([`QUOTED_VALUE`]) not followed by a letter, each once.
+fn quoted_values(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in QUOTED_VALUE.captures_iter(text) {
+        let value = c.get(1).or(c.get(2)).expect("one of the two quotes");
+        let next = text[value.end() + 1..].chars().next();
+        if next.is_some_and(|n| n.is_alphanumeric() || n == '_') {
+            continue;
+        }
+        if !out.iter().any(|v| v == value.as_str()) {
+            out.push(value.as_str().to_string());
+        }
+    }
+    out
+}
+
 /// Error messages (`SomeError: message`) and quoted output of at least a few words.
 fn messages(text: &str, prose: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -1219,6 +1244,14 @@ mod tests {
             q.messages[0],
             "Found argument '--threads' which wasn't expected"
         );
+    }
+
+    #[test]
+    fn short_quoted_values_are_read_and_apostrophes_are_not_quotes() {
+        let q = Question::read(
+            "It fails with \"OL\" but works with \"OB\", \"OF\" etc. It's the 'OL' VR; don't 'fix' it's\n```python\nds.add_new(0x00660040, 'OL', data)\n```",
+        );
+        assert_eq!(q.values, ["OL", "OB", "OF", "fix"]);
     }
 
     #[test]

@@ -117,6 +117,13 @@ const FRAME_WEIGHT: f64 = 1.5;
 const PATH_FILE_WEIGHT: f64 = 1.0;
 /// Weight of an entity that writes an error message or quoted output of the question.
 const MESSAGE_WEIGHT: f64 = 1.0;
+/// A function spelling at least this many of the question's quoted values is where they are
+/// told apart (see [`add_quoted_values`]).
+const QUOTED_VALUES_MIN: usize = 2;
+/// At most this many of the question's quoted values are looked for, and at most this many
+/// functions credited for them.
+const QUOTED_VALUES_MAX: usize = 32;
+const QUOTED_VALUE_PLACES: usize = 5;
 /// A pasted excerpt found in more chunks than this is idiom (see [`add_excerpts`]).
 const EXCERPT_MAX_PLACES: usize = 3;
 /// At full strength: the whole-file BM25 leg's weight in the file evidence, the share of its
@@ -254,6 +261,7 @@ pub async fn rank(
     add_constructors(generation, &mut fused, question, about_tests);
     let frame_files = add_frames(generation, &mut fused, question);
     add_messages(generation, &mut fused, question);
+    add_quoted_values(generation, &mut fused, question);
     add_excerpts(generation, &mut fused, question);
     add_meeting_callers(generation, &mut fused, question);
     add_graph_neighbours(generation, &mut fused);
@@ -780,6 +788,52 @@ fn add_messages(
             );
             hit.evidence.message = true;
         }
+    }
+}
+
+/// Functions that spell several of the question's short quoted values as string literals
+/// (`'OB'`, `'OF'` of "works with "OB", "OF", not "OL""): a report quoting values names the
+/// code that tells them apart, the list or the branch the fix extends. One value alone is any
+/// use of it; the functions spelling the most of them are credited, once each, as a message
+/// is (outside tests unless asked).
+fn add_quoted_values(
+    generation: &LoadedGeneration,
+    fused: &mut HashMap<String, Hit>,
+    question: &Question,
+) {
+    let values = &question.values[..question.values.len().min(QUOTED_VALUES_MAX)];
+    if values.len() < QUOTED_VALUES_MIN {
+        return;
+    }
+    let needles = values
+        .iter()
+        .flat_map(|v| [format!("\"{v}\""), format!("'{v}'")]);
+    let Ok(finder) = AhoCorasick::new(needles) else {
+        return;
+    };
+    let mut spelling: Vec<(usize, usize)> = generation
+        .chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.kind.is_callable() && (question.about_tests || !is_test_path(&c.path)))
+        .filter_map(|(i, c)| {
+            let spelt: HashSet<usize> = finder
+                .find_iter(&c.text)
+                .map(|m| m.pattern().as_usize() / 2)
+                .collect();
+            (spelt.len() >= QUOTED_VALUES_MIN).then_some((spelt.len(), i))
+        })
+        .collect();
+    spelling.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut credited: HashSet<&str> = HashSet::new();
+    for (_, index) in spelling {
+        let entity_id = generation.chunks[index].entity_id.as_str();
+        if credited.len() == QUOTED_VALUE_PLACES || !credited.insert(entity_id) {
+            continue;
+        }
+        let rank = credited.len() as f64;
+        let hit = credit(fused, entity_id, index, MESSAGE_WEIGHT / (RRF_K + rank));
+        hit.evidence.message = true;
     }
 }
 
