@@ -795,7 +795,9 @@ fn add_messages(
 /// (`'OB'`, `'OF'` of "works with "OB", "OF", not "OL""): a report quoting values names the
 /// code that tells them apart, the list or the branch the fix extends. One value alone is any
 /// use of it; the functions spelling the most of them are credited, once each, as a message
-/// is (outside tests unless asked).
+/// is (outside tests unless asked). Only the entities the legs reached are read, as for
+/// pasted excerpts: the values' own words reach the code that spells them, and reading every
+/// chunk cost a 359-word report with quoted values some 3 ms of 29 (criterion, 6,532 chunks).
 fn add_quoted_values(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
@@ -811,14 +813,21 @@ fn add_quoted_values(
     let Ok(finder) = AhoCorasick::new(needles) else {
         return;
     };
-    let mut spelling: Vec<(usize, usize)> = generation
-        .chunks
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.kind.is_callable() && (question.about_tests || !is_test_path(&c.path)))
-        .filter_map(|(i, c)| {
+    let mut reached: Vec<usize> = fused
+        .keys()
+        .flat_map(|id| generation.chunk_indices_of(id))
+        .collect();
+    reached.sort_unstable();
+    reached.dedup();
+    let mut spelling: Vec<(usize, usize)> = reached
+        .into_iter()
+        .filter(|&i| {
+            let chunk = &generation.chunks[i];
+            chunk.kind.is_callable() && (question.about_tests || !is_test_path(&chunk.path))
+        })
+        .filter_map(|i| {
             let spelt: HashSet<usize> = finder
-                .find_iter(&c.text)
+                .find_iter(&generation.chunks[i].text)
                 .map(|m| m.pattern().as_usize() / 2)
                 .collect();
             (spelt.len() >= QUOTED_VALUES_MIN).then_some((spelt.len(), i))
