@@ -2059,6 +2059,35 @@ func Accepts(r *http.Request) bool {
 }
 
 #[test]
+fn quoted_values_that_many_functions_spell_alike_credit_none_of_them() {
+    // Six readers spell 'utf-8' and 'strict' alike: which five to credit would be an accident
+    // of order, so none is credited for the values.
+    let readers: String = ["config", "manifest", "lockfile", "readme", "license", "changelog"]
+        .iter()
+        .map(|name| {
+            format!(
+                "def read_{name}(path):\n    \"\"\"Reads the {name} file.\"\"\"\n    with open(path, 'rb') as f:\n        return f.read().decode('utf-8', 'strict')\n\n\n"
+            )
+        })
+        .collect();
+    let repo = lexical_repo(&[("pkg/readers.py", &readers)]);
+    let report = "Reading a file with a BOM fails\n\nThe readers decode with \"utf-8\" and \"strict\", so a file starting with a byte order mark cannot be read.";
+    let ranked = query(
+        repo.path(),
+        report,
+        &["--verbosity", "diagnostic", "--limit-entities", "10"],
+    );
+    let evidence = ranked["evidence"].as_array().expect("diagnostic evidence");
+    assert!(evidence.len() >= 6, "{ranked}");
+    assert!(
+        evidence
+            .iter()
+            .all(|e| e["signals"].get("message").is_none()),
+        "{evidence:?}"
+    );
+}
+
+#[test]
 fn a_method_bound_to_a_javascript_prototype_is_answered_by_the_function_bound() {
     let router = r#"'use strict';
 

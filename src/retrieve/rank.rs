@@ -120,9 +120,9 @@ const MESSAGE_WEIGHT: f64 = 1.0;
 /// A function spelling at least this many of the question's quoted values is where they are
 /// told apart (see [`add_quoted_values`]).
 const QUOTED_VALUES_MIN: usize = 2;
-/// At most this many of the question's quoted values are looked for, and at most this many
-/// functions credited for them.
+/// At most this many of the question's quoted values are looked for.
 const QUOTED_VALUES_MAX: usize = 32;
+/// At most this many functions are credited for them.
 const QUOTED_VALUE_PLACES: usize = 5;
 /// A pasted excerpt found in more chunks than this is idiom (see [`add_excerpts`]).
 const EXCERPT_MAX_PLACES: usize = 3;
@@ -794,8 +794,10 @@ fn add_messages(
 /// Functions that spell several of the question's short quoted values as string literals
 /// (`'OB'`, `'OF'` of "works with "OB", "OF", not "OL""): a report quoting values names the
 /// code that tells them apart, the list or the branch the fix extends. One value alone is any
-/// use of it; the functions spelling the most of them are credited, once each, as a message
-/// is (outside tests unless asked). Only the entities the legs reached are read, as for
+/// use of it. The functions spelling the most of them are credited, once each, as a message
+/// is (outside tests unless asked), a whole tier of equal counts at a time at the same credit,
+/// while the tiers fit in [`QUOTED_VALUE_PLACES`]: values that more functions spell alike are
+/// idiom (`'utf-8'`, `'r'`), and which of them to credit would be an accident of order. Only the entities the legs reached are read, as for
 /// pasted excerpts: the values' own words reach the code that spells them, and reading every
 /// chunk cost a 359-word report with quoted values some 3 ms of 29 (criterion, 6,532 chunks).
 fn add_quoted_values(
@@ -813,37 +815,51 @@ fn add_quoted_values(
     let Ok(finder) = AhoCorasick::new(needles) else {
         return;
     };
-    let mut reached: Vec<usize> = fused
-        .keys()
-        .flat_map(|id| generation.chunk_indices_of(id))
-        .collect();
-    reached.sort_unstable();
-    reached.dedup();
-    let mut spelling: Vec<(usize, usize)> = reached
-        .into_iter()
-        .filter(|&i| {
-            let chunk = &generation.chunks[i];
-            chunk.kind.is_callable() && (question.about_tests || !is_test_path(&chunk.path))
-        })
-        .filter_map(|i| {
-            let spelt: HashSet<usize> = finder
-                .find_iter(&generation.chunks[i].text)
-                .map(|m| m.pattern().as_usize() / 2)
-                .collect();
-            (spelt.len() >= QUOTED_VALUES_MIN).then_some((spelt.len(), i))
-        })
-        .collect();
-    spelling.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut credited: HashSet<&str> = HashSet::new();
-    for (_, index) in spelling {
-        let entity_id = generation.chunks[index].entity_id.as_str();
-        if credited.len() == QUOTED_VALUE_PLACES || !credited.insert(entity_id) {
+    let spelling = values_spelt(generation, fused, question, &finder);
+    let mut credited = 0;
+    for group in spelling.chunk_by(|a, b| a.0 == b.0) {
+        if credited + group.len() > QUOTED_VALUE_PLACES {
+            break;
+        }
+        let amount = MESSAGE_WEIGHT / (RRF_K + (credited + 1) as f64);
+        for &(_, index) in group {
+            let entity_id = generation.chunks[index].entity_id.clone();
+            credit(fused, &entity_id, index, amount).evidence.message = true;
+        }
+        credited += group.len();
+    }
+}
+
+/// The reached functions (outside tests unless asked) spelling at least
+/// [`QUOTED_VALUES_MIN`] of the values `finder` looks for, as (values spelt, best chunk), one
+/// per entity, most values first.
+fn values_spelt(
+    generation: &LoadedGeneration,
+    fused: &HashMap<String, Hit>,
+    question: &Question,
+    finder: &AhoCorasick,
+) -> Vec<(usize, usize)> {
+    let mut best: HashMap<&str, (usize, usize)> = HashMap::new();
+    for index in fused.keys().flat_map(|id| generation.chunk_indices_of(id)) {
+        let chunk = &generation.chunks[index];
+        if !chunk.kind.is_callable() || (!question.about_tests && is_test_path(&chunk.path)) {
             continue;
         }
-        let rank = credited.len() as f64;
-        let hit = credit(fused, entity_id, index, MESSAGE_WEIGHT / (RRF_K + rank));
-        hit.evidence.message = true;
+        let spelt: HashSet<usize> = finder
+            .find_iter(&chunk.text)
+            .map(|m| m.pattern().as_usize() / 2)
+            .collect();
+        let entry = best.entry(chunk.entity_id.as_str()).or_insert((0, index));
+        if spelt.len() > entry.0 || (spelt.len() == entry.0 && index < entry.1) {
+            *entry = (spelt.len(), index);
+        }
     }
+    let mut spelling: Vec<(usize, usize)> = best
+        .into_values()
+        .filter(|&(count, _)| count >= QUOTED_VALUES_MIN)
+        .collect();
+    spelling.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    spelling
 }
 
 /// Code the question pastes from the project: two of its consecutive code lines standing
