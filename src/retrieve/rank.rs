@@ -797,9 +797,10 @@ fn add_messages(
 /// use of it. The functions spelling the most of them are credited, once each, as a message
 /// is (outside tests unless asked), a whole tier of equal counts at a time at the same credit,
 /// while the tiers fit in [`QUOTED_VALUE_PLACES`]: values that more functions spell alike are
-/// idiom (`'utf-8'`, `'r'`), and which of them to credit would be an accident of order. Only the entities the legs reached are read, as for
-/// pasted excerpts: the values' own words reach the code that spells them, and reading every
-/// chunk cost a 359-word report with quoted values some 3 ms of 29 (criterion, 6,532 chunks).
+/// idiom (`'utf-8'`, `'strict'`), and which of them to credit would be an accident of order.
+/// Only the entities the legs reached are read, as for pasted excerpts: the values' own words
+/// reach the code that spells them, and reading every chunk cost a 359-word report with quoted
+/// values some 3 ms of 29 (criterion, 6,532 chunks).
 fn add_quoted_values(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
@@ -823,8 +824,8 @@ fn add_quoted_values(
         }
         let amount = MESSAGE_WEIGHT / (RRF_K + (credited + 1) as f64);
         for &(_, index) in group {
-            let entity_id = generation.chunks[index].entity_id.clone();
-            credit(fused, &entity_id, index, amount).evidence.message = true;
+            let entity_id = &generation.chunks[index].entity_id;
+            credit(fused, entity_id, index, amount).evidence.message = true;
         }
         credited += group.len();
     }
@@ -840,17 +841,18 @@ fn values_spelt(
     finder: &AhoCorasick,
 ) -> Vec<(usize, usize)> {
     let mut best: HashMap<&str, (usize, usize)> = HashMap::new();
-    for index in fused.keys().flat_map(|id| generation.chunk_indices_of(id)) {
+    for index in reached_chunks(generation, fused) {
         let chunk = &generation.chunks[index];
-        if !chunk.kind.is_callable() || (!question.about_tests && is_test_path(&chunk.path)) {
+        if !chunk.kind.is_callable() || !is_code_in_scope(chunk, question.about_tests) {
             continue;
         }
         let spelt: HashSet<usize> = finder
             .find_iter(&chunk.text)
             .map(|m| m.pattern().as_usize() / 2)
             .collect();
+        // Chunks come in order, so an entity's best is its first chunk spelling the most.
         let entry = best.entry(chunk.entity_id.as_str()).or_insert((0, index));
-        if spelt.len() > entry.0 || (spelt.len() == entry.0 && index < entry.1) {
+        if spelt.len() > entry.0 {
             *entry = (spelt.len(), index);
         }
     }
@@ -910,13 +912,7 @@ fn excerpt_places(
     let Ok(first_lines) = AhoCorasick::new(pairs.iter().map(|(first, _)| first)) else {
         return places;
     };
-    let mut chunks: Vec<usize> = reached
-        .keys()
-        .flat_map(|id| generation.chunk_indices_of(id))
-        .collect();
-    chunks.sort_unstable();
-    chunks.dedup();
-    for index in chunks {
+    for index in reached_chunks(generation, reached) {
         let chunk = &generation.chunks[index];
         for found in first_lines.find_overlapping_iter(chunk.text.as_str()) {
             let pair = found.pattern().as_usize();
@@ -932,6 +928,17 @@ fn excerpt_places(
         }
     }
     places
+}
+
+/// The chunks of the entities the legs reached, in index order.
+fn reached_chunks(generation: &LoadedGeneration, reached: &HashMap<String, Hit>) -> Vec<usize> {
+    let mut chunks: Vec<usize> = reached
+        .keys()
+        .flat_map(|id| generation.chunk_indices_of(id))
+        .collect();
+    chunks.sort_unstable();
+    chunks.dedup();
+    chunks
 }
 
 /// Whether `rest`, the text after a line's first part, ends that line and its next non-blank
