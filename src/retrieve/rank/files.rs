@@ -15,19 +15,19 @@ use crate::retrieve::question::Question;
 
 /// The share of the leading file's evidence its folder-mates' entities gain, and the part of the
 /// leading entity's score they may reach.
-pub(super) const SIBLING_SHARE: f64 = 0.3;
+const SIBLING_SHARE: f64 = 0.3;
 
-pub(super) const SIBLING_CEILING: f64 = 0.99;
+const SIBLING_CEILING: f64 = 0.99;
 
 /// At full strength: the whole-file BM25 leg's weight in the file evidence, the share of its
 /// file's evidence an entity gains, and the share of a file's strongest entities pooled into
 /// it (0.5 → 0.35 lifted change descriptions' Acc@5 from 81.8 to 83.0 with bug reports and
 /// the docstring benchmark unchanged; 0.2 cost bug reports 4.5 points).
-pub(super) const FILE_LEG_WEIGHT: f64 = 1.0;
+const FILE_LEG_WEIGHT: f64 = 1.0;
 
-pub(super) const FILE_SHARE: f64 = 1.0;
+const FILE_SHARE: f64 = 1.0;
 
-pub(super) const FILE_POOL: f64 = 0.35;
+const FILE_POOL: f64 = 0.35;
 
 /// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share: the
 /// file's next units stay near its first, since a fix often edits several of them (0.3 before
@@ -35,10 +35,10 @@ pub(super) const FILE_POOL: f64 = 0.35;
 /// reports with the files' order unchanged, 2026-12-03; 0.75 lifted each by one more task
 /// with files at Acc@1 / @5, code search and the docstring benchmark unchanged, while 0.45 and
 /// 0.9 lost tasks, lexical plane, 2026-12-04).
-pub(super) const FILE_DECAY: f64 = 0.75;
+const FILE_DECAY: f64 = 0.75;
 
 /// The n-th entity of the leading file's folder-mates gains `SIBLING_DECAY^n` of its share.
-pub(super) const SIBLING_DECAY: f64 = 0.3;
+const SIBLING_DECAY: f64 = 0.3;
 
 /// The files, best first by pooled evidence, whose units a report's words rank among
 /// themselves, and that ranking's weight at full file-prior strength. Two files: the fix's
@@ -46,9 +46,9 @@ pub(super) const SIBLING_DECAY: f64 = 0.3;
 /// gave function Acc@5 no more while costing file Acc@1 (lexical plane, 2026-12-03: two files
 /// at weight 1.0 lifted multi-language function Acc@5 26.9 → 35.9; at three files, 0.5 gained
 /// less and 2.0 cost the change descriptions' file Acc@1, 51.7 → 49.4).
-pub(super) const FILES_OPENED: usize = 2;
+const FILES_OPENED: usize = 2;
 
-pub(super) const IN_FILE_WEIGHT: f64 = 1.0;
+const IN_FILE_WEIGHT: f64 = 1.0;
 
 /// Length normalisation (BM25's `b`) of that in-file ranking; the unit leg, which ranks the
 /// units of every file, keeps the usual 0.75. Within one file a fix edits long functions at
@@ -58,7 +58,7 @@ pub(super) const IN_FILE_WEIGHT: f64 = 1.0;
 /// 41.0 → 42.3 %, change descriptions' function Acc@5 46.7 → 47.5, files unchanged; the unit's
 /// name words counted twice, or 0.25 for the unit leg too, cost multi-language Acc@5 or file
 /// Acc@1).
-pub(super) const IN_FILE_LENGTH_NORM: f64 = 0.25;
+const IN_FILE_LENGTH_NORM: f64 = 0.25;
 
 /// Pools evidence per file: a whole-file BM25 leg over the question's words, the files that
 /// frames and paths name, and the file's strongest entities (several chunks of one file
@@ -157,7 +157,7 @@ pub(super) fn pool_files(
     files
 }
 
-pub(super) fn sort_files(files: &mut [RankedFile]) {
+fn sort_files(files: &mut [RankedFile]) {
     files.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -170,7 +170,7 @@ pub(super) fn sort_files(files: &mut [RankedFile]) {
 /// Java package, a module's files), and a fix that spans files mostly stays in one. Reports
 /// only: a one-sentence description asks for one definition (lifting its folder-mates cost
 /// the docstring benchmark 0.3 points of R@5).
-pub(super) fn lift_siblings(
+fn lift_siblings(
     generation: &LoadedGeneration,
     hits: &mut [Hit],
     position: &HashMap<&str, (u32, f64)>,
@@ -198,7 +198,7 @@ pub(super) fn lift_siblings(
 }
 
 /// The folder a root-relative path is in (`""` at the root).
-pub(super) fn folder_of(path: &str) -> &str {
+fn folder_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
@@ -206,7 +206,7 @@ pub(super) fn folder_of(path: &str) -> &str {
 /// reached none of them: the units of the leading files are credited by their rank among
 /// their file's units (BM25 over their own text), so each file's share goes to the unit that
 /// holds the report's words.
-pub(super) fn credit_units_in_files(
+fn credit_units_in_files(
     generation: &LoadedGeneration,
     question: &Question,
     hits: &mut Vec<Hit>,

@@ -17,31 +17,31 @@ use crate::retrieve::resolve::{may_be_named, misspelt_member, owned_by, owned_or
 use crate::walk::is_test_path;
 
 /// Weight of a definition whose own name is in the query.
-pub(super) const NAME_WEIGHT: f64 = 1.2;
+const NAME_WEIGHT: f64 = 1.2;
 
 /// A name written only in the question's code (the user's script) counts this much of one
 /// written in prose or a traceback frame.
-pub(super) const CODE_NAME_SHARE: f64 = 0.5;
+const CODE_NAME_SHARE: f64 = 0.5;
 
 /// A name the question's own code defines (`class PV`, its `__init__`) counts this much more
 /// little: it says where the user's code is, not where the answer is.
-pub(super) const DEFINED_HERE_SHARE: f64 = 0.2;
+const DEFINED_HERE_SHARE: f64 = 0.2;
 
 /// A definition's name written as a plain word (`fuentes`) counts this much of one written as
 /// code, and only when at most this share of the project's files use the word (lexical plane,
 /// 2026-12-03: change descriptions function Acc@1 23.3 → 25.0 and first entity 43.3 → 45.0 %,
 /// the other sets and code search unchanged; a 3 % share reached too few words in a project of
 /// 183 files, 10 % cost a function from the first five, a full share cost file Acc@5).
-pub(super) const PLAIN_NAME_SHARE: f64 = 0.5;
+const PLAIN_NAME_SHARE: f64 = 0.5;
 
 /// Share of a snake_case name no definition has, for the definitions named `<case>_<name>`
 /// (a family implementing it per case).
-pub(super) const FAMILY_NAME_SHARE: f64 = 0.5;
+const FAMILY_NAME_SHARE: f64 = 0.5;
 
-pub(super) const RARE_WORD_SHARE: f64 = 0.05;
+const RARE_WORD_SHARE: f64 = 0.05;
 
 /// A name shared by n definitions gives each `1 / n^NAME_SPREAD` of its weight.
-pub(super) const NAME_SPREAD: f64 = 0.5;
+const NAME_SPREAD: f64 = 0.5;
 
 /// Definitions whose own name the question writes. A name is worth less when the question's
 /// own code defines it (the user's `__init__`, their class `PV`), when it was only written in
@@ -124,7 +124,7 @@ pub(super) fn add_name_matches(
 
 /// Credits `entity` as the next name match after `rank` (counting only entities with a chunk):
 /// `weight` in reciprocal-rank fusion, marked as a name match.
-pub(super) fn credit_name_match(
+fn credit_name_match(
     generation: &LoadedGeneration,
     fused: &mut HashMap<String, Hit>,
     entity: &Entity,
@@ -143,7 +143,7 @@ pub(super) fn credit_name_match(
 /// [`RARE_WORD_SHARE`] of its files), as names written in prose: `fuentes` in "Fix fuentes
 /// error for tz-aware inputs" is the function `fuentes`. Whether a definition has the name is
 /// left to the caller. A one-sentence question keeps to the names it writes as code.
-pub(super) fn plain_word_names(generation: &LoadedGeneration, question: &Question) -> Vec<Name> {
+fn plain_word_names(generation: &LoadedGeneration, question: &Question) -> Vec<Name> {
     if question.file_prior_strength() == 0.0 {
         return Vec::new();
     }
@@ -193,7 +193,7 @@ pub(super) fn add_trait_impls(
 
 /// The methods of each Rust `impl trait_name for type_name` block outside tests, a block's
 /// methods in line order.
-pub(super) fn impl_blocks<'g>(
+fn impl_blocks<'g>(
     generation: &'g LoadedGeneration,
     trait_name: &str,
     type_name: &str,

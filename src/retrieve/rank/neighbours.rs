@@ -17,21 +17,21 @@ use crate::walk::is_test_path;
 /// candidates: a tie-breaker (0.01 → 0.05 moved one change description to the first place and
 /// one more into the first five on the issue benchmark, docstring R@5 unchanged; larger
 /// shares reordered ranks and lowered recall on the docstring benchmark).
-pub(super) const GRAPH_SHARE: f64 = 0.05;
+const GRAPH_SHARE: f64 = 0.05;
 
 /// Share of the mean score of the named definitions a unit calls that the unit gains when it
 /// is where two or more of them meet ([`add_meeting_callers`]; lexical plane, 2026-12-05:
 /// change descriptions' function Acc@5 64 → 65 of 120 at 0.5, 1.0 and 2.0 alike, every other
 /// issue figure, the docstrings and code search unchanged).
-pub(super) const MEETING_SHARE: f64 = 1.0;
+const MEETING_SHARE: f64 = 1.0;
 
 /// Distinct named definitions a unit must call to be where they meet.
-pub(super) const MEETING_NAMES: usize = 2;
+const MEETING_NAMES: usize = 2;
 
 /// Hits whose namesakes in companion files gain a share, and the share.
-pub(super) const COMPANION_SOURCES: usize = 5;
+const COMPANION_SOURCES: usize = 5;
 
-pub(super) const COMPANION_SHARE: f64 = 0.5;
+const COMPANION_SHARE: f64 = 0.5;
 
 /// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.
 pub(super) fn add_graph_neighbours(
@@ -89,7 +89,7 @@ pub(super) fn add_meeting_callers(
 /// the question names, in those definitions' file, with the mean score of the named
 /// definitions they call. A caller shares its callee's file, so a named definition in a test
 /// file has no caller that counts.
-pub(super) fn callers_of_named(
+fn callers_of_named(
     generation: &LoadedGeneration,
     fused: &HashMap<String, Hit>,
 ) -> Vec<(String, f64)> {
@@ -170,7 +170,7 @@ pub(super) fn add_companions(generation: &LoadedGeneration, fused: &mut HashMap<
 /// parameters when any is (the one overload of an overloaded name), else the one with the most
 /// evidence already (the first when none has any). Every namesake of an overloaded name is not
 /// a declaration of this one: a header defining twenty `convert`s gains one share, not twenty.
-pub(super) fn declaring<'g>(
+fn declaring<'g>(
     entity: &Entity,
     namesakes: Vec<&'g Entity>,
     fused: &HashMap<String, Hit>,

@@ -19,35 +19,32 @@ use crate::walk::is_test_path;
 
 /// Weight of the entity a traceback frame lies in (innermost frame; each frame further out
 /// counts half).
-pub(super) const FRAME_WEIGHT: f64 = 1.5;
+const FRAME_WEIGHT: f64 = 1.5;
 
 /// File evidence of a file a frame, a written path or a name equal to its file name
 /// (`L031` → `rules/L031.py`) names.
-pub(super) const PATH_FILE_WEIGHT: f64 = 1.0;
+const PATH_FILE_WEIGHT: f64 = 1.0;
 
 /// Weight of an entity that writes an error message or quoted output of the question.
-pub(super) const MESSAGE_WEIGHT: f64 = 1.0;
+const MESSAGE_WEIGHT: f64 = 1.0;
 
 /// A function spelling at least this many of the question's quoted values is where they are
 /// told apart (see [`add_quoted_values`]).
-pub(super) const QUOTED_VALUES_MIN: usize = 2;
+const QUOTED_VALUES_MIN: usize = 2;
 
 /// At most this many of the question's quoted values are looked for.
-pub(super) const QUOTED_VALUES_MAX: usize = 32;
+const QUOTED_VALUES_MAX: usize = 32;
 
 /// At most this many functions are credited for them.
-pub(super) const QUOTED_VALUE_PLACES: usize = 5;
+const QUOTED_VALUE_PLACES: usize = 5;
 
 /// A pasted excerpt found in more chunks than this is idiom (see [`add_excerpts`]).
-pub(super) const EXCERPT_MAX_PLACES: usize = 3;
+const EXCERPT_MAX_PLACES: usize = 3;
 
 /// The one indexed file whose name is one typo from the name a frame writes (`reponse.js:915`
 /// for `response.js`), with the same extension: a line number says the file is the project's,
 /// and reporters type paths from memory.
-pub(super) fn resolve_misspelt<'g>(
-    generation: &'g LoadedGeneration,
-    written: &str,
-) -> Option<&'g str> {
+fn resolve_misspelt<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
     one_typo_away(generation.files.paths(), written)
 }
 
@@ -68,7 +65,7 @@ pub(super) fn one_typo_away<'p>(paths: &'p [String], written: &str) -> Option<&'
 
 /// The indexed file a written path names: the longest match on whole trailing path
 /// components (a bare file name only when one file has it).
-pub(super) fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
+fn resolve_path<'g>(generation: &'g LoadedGeneration, written: &str) -> Option<&'g str> {
     let written = written.replace('\\', "/");
     let components: Vec<&str> = written
         .split('/')
@@ -177,7 +174,7 @@ pub(super) fn frame_entity<'g>(
 
 /// The one file (outside tests unless asked) whose name without extension is `name`, as
 /// written: `L031` names `rules/L031.py`.
-pub(super) fn file_named<'g>(
+fn file_named<'g>(
     generation: &'g LoadedGeneration,
     name: &str,
     about_tests: bool,
@@ -279,7 +276,7 @@ pub(super) fn add_quoted_values(
 /// The reached functions (outside tests unless asked) spelling at least
 /// [`QUOTED_VALUES_MIN`] of the values `finder` looks for, as (values spelt, best chunk), one
 /// per entity, most values first.
-pub(super) fn values_spelt(
+fn values_spelt(
     generation: &LoadedGeneration,
     fused: &HashMap<String, Hit>,
     question: &Question,
@@ -344,7 +341,7 @@ pub(super) fn add_excerpts(
 /// For each of the question's pasted pairs, the chunks of the reached entities' code (outside
 /// tests unless asked) where it stands together, in chunk order and at most one past
 /// [`EXCERPT_MAX_PLACES`]: one pass over those chunks finds every pair's first line at once.
-pub(super) fn excerpt_places(
+fn excerpt_places(
     generation: &LoadedGeneration,
     question: &Question,
     reached: &HashMap<String, Hit>,
@@ -376,10 +373,7 @@ pub(super) fn excerpt_places(
 }
 
 /// The chunks of the entities the legs reached, in index order.
-pub(super) fn reached_chunks(
-    generation: &LoadedGeneration,
-    reached: &HashMap<String, Hit>,
-) -> Vec<usize> {
+fn reached_chunks(generation: &LoadedGeneration, reached: &HashMap<String, Hit>) -> Vec<usize> {
     let mut chunks: Vec<usize> = reached
         .keys()
         .flat_map(|id| generation.chunk_indices_of(id))
@@ -391,7 +385,7 @@ pub(super) fn reached_chunks(
 
 /// Whether `rest`, the text after a line's first part, ends that line and its next non-blank
 /// line is `second` (trimmed: a pasted excerpt keeps its lines, not its indentation).
-pub(super) fn followed_by(rest: &str, second: &str) -> bool {
+fn followed_by(rest: &str, second: &str) -> bool {
     let mut lines = rest.lines();
     lines.next().is_some_and(|tail| tail.trim().is_empty())
         && lines.map(str::trim).find(|line| !line.is_empty()) == Some(second)

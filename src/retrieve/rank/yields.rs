@@ -14,7 +14,7 @@ use crate::retrieve::hit::Hit;
 use crate::retrieve::resolve::owned_by;
 
 /// What a type or module keeps of its score when a member takes its place (reports).
-pub(super) const CONTAINER_SHARE: f64 = 0.5;
+const CONTAINER_SHARE: f64 = 0.5;
 
 /// When a type or module ranked above a member of its own hands that member its place.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub(super) fn yield_to_members(generation: &LoadedGeneration, hits: &mut [Hit], 
 
 /// `yielding` hands its score to `taking` and ranks just below it, at [`CONTAINER_SHARE`] of
 /// that score.
-pub(super) fn hand_place(hits: &mut [Hit], yielding: usize, taking: usize) {
+fn hand_place(hits: &mut [Hit], yielding: usize, taking: usize) {
     let place = hits[yielding].score;
     hits[taking].score = place;
     hits[yielding].score = place * CONTAINER_SHARE;
@@ -99,7 +99,7 @@ pub(super) fn hand_place(hits: &mut [Hit], yielding: usize, taking: usize) {
 
 /// Languages in which a later definition of a name in the same scope rebinds the name, so
 /// the earlier definition never runs through it: Python's `def` and `class` are assignments.
-pub(super) const REBINDING_LANGUAGES: &[&str] = &["python"];
+const REBINDING_LANGUAGES: &[&str] = &["python"];
 
 /// A definition that a later one of the same name in the same scope replaces (`…::f`, then
 /// `…::f#2`) is dead code under that name: what a question describes runs in the later one.
@@ -137,10 +137,7 @@ pub(super) fn yield_to_live_definitions(generation: &LoadedGeneration, hits: &mu
 /// The id of the last definition that rebinds `id`'s name after it in the same scope (its
 /// namesake in the same file under the same qualified name), when both are plain
 /// (undecorated, unconditional) definitions of a [`REBINDING_LANGUAGES`] file.
-pub(super) fn replacing_definition<'g>(
-    generation: &'g LoadedGeneration,
-    id: &str,
-) -> Option<&'g str> {
+fn replacing_definition<'g>(generation: &'g LoadedGeneration, id: &str) -> Option<&'g str> {
     let entity = generation.entity(id)?;
     if !REBINDING_LANGUAGES.contains(&entity.language.as_str()) {
         return None;
@@ -163,10 +160,7 @@ pub(super) fn replacing_definition<'g>(
 
 /// The indentation of a definition's first line when it is a plain definition: not decorated,
 /// and at the top level of its file when its scope is the module.
-pub(super) fn plain_definition_indent(
-    generation: &LoadedGeneration,
-    entity: &Entity,
-) -> Option<usize> {
+fn plain_definition_indent(generation: &LoadedGeneration, entity: &Entity) -> Option<usize> {
     let chunk = &generation.chunks[generation.first_chunk_index(&entity.id)?];
     let first = chunk.text.lines().find(|l| !l.trim().is_empty())?;
     let code = first.trim_start();
@@ -177,7 +171,7 @@ pub(super) fn plain_definition_indent(
 
 /// Whether `member` is a constructor of the type `ty` (`__init__`, `new`, … or the type's own
 /// name).
-pub(super) fn constructs(generation: &LoadedGeneration, member: &str, ty: &str) -> bool {
+fn constructs(generation: &LoadedGeneration, member: &str, ty: &str) -> bool {
     let (Some(member), Some(ty)) = (generation.entity(member), generation.entity(ty)) else {
         return false;
     };
@@ -187,7 +181,7 @@ pub(super) fn constructs(generation: &LoadedGeneration, member: &str, ty: &str) 
 
 /// The best full-text rank among code outside tests (prose and test code left out): the
 /// definition the question's words describe best.
-pub(super) fn best_code_lexical_rank(generation: &LoadedGeneration, hits: &[Hit]) -> Option<u32> {
+fn best_code_lexical_rank(generation: &LoadedGeneration, hits: &[Hit]) -> Option<u32> {
     hits.iter()
         .filter(|hit| is_code_in_scope(&generation.chunks[hit.chunk], false))
         .filter_map(|hit| hit.evidence.lexical_rank)
