@@ -15,16 +15,13 @@ use crate::text::is_name_char;
 static PY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"#).unwrap()
 });
-
 static JS_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     naming_source_files(r"\bat (?:([\w$.<>]+) \()?([^\s()]+\.{EXT}):(\d+)(?::\d+)?\)?")
 });
-
 /// Java and Kotlin: `at com.foo.Bar.baz(Bar.java:123)`; the package gives the path.
 static JAVA_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\bat ((?:[\w$]+\.)*[\w$<>]+) ?\(([\w$-]+\.(?:java|kt|scala)):(\d+)\)").unwrap()
 });
-
 /// The header of a chained exception's cause in a JVM trace (`Caused by: java.lang.X: …`): the
 /// trace after it is the cause's, and the last cause is where the failure began.
 static CAUSED_BY: LazyLock<Regex> =
@@ -39,7 +36,6 @@ static TWO_LINE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
         r"(?m)^[ \t]*(?:\d+:\s+|created by[ \t]+)?((?:[\w$.*/<>{}:-]|\(\*\w+\))+)(?:\([^\n]*\))?[ \t]*\r?\n\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
     )
 });
-
 /// A Go frame of a method called on a nil pointer: `pkg.(*T).Method(0x0, …)`, the receiver
 /// written first. The method only surfaces the fault; the nil came from the frame that called
 /// it, so that frame is read as the innermost (see [`frames`]).
@@ -53,12 +49,10 @@ static NATIVE_FRAME: LazyLock<Regex> = LazyLock::new(|| {
         r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^\n]*?\))?\s+(?:at\s+)?([^\s:()]+\.{EXT}):(\d+)",
     )
 });
-
 /// Ruby: `from lib/x.rb:10:in 'method'` (backtick or quote, with or without a receiver).
 static RUBY_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([^\s:'`]+\.rb):(\d+):in [`']?(?:[\w:]+[#.])?([\w?!]+)").unwrap()
 });
-
 /// PHP: `#0 /path/File.php(123): Class->method()`.
 static PHP_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"([^\s(]+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(").unwrap());
@@ -71,7 +65,6 @@ static LOCATION: LazyLock<Regex> =
 static PERMALINK: LazyLock<Regex> = LazyLock::new(|| {
     naming_source_files(r"/(?:blob|tree)/[\w.-]+/((?:[\w.-]+/)*[\w.-]+\.{EXT})#L(\d+)\b")
 });
-
 /// A location in prose: `` `jsonrep.py` at line 227 ``, `x.php on line 12` (PHP's own error
 /// texts), `src/a.c, line 40`.
 static PROSE_LOCATION: LazyLock<Regex> = LazyLock::new(|| {

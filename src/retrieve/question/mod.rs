@@ -20,19 +20,14 @@ use frames::{frames, title_frame_last};
 
 /// Words above which a question is read as a report rather than a one-line question.
 const LONG_WORDS: usize = 40;
-
 /// Code lines of the question tried as a pasted excerpt of the project, in pairs.
 const EXCERPT_PAIRS: usize = 8;
-
 /// Shorter lines (`}`, `x = 1;`) stand together in too many places to say where.
 const EXCERPT_MIN_CHARS: usize = 12;
-
 /// The file prior starts above this many words and reaches full strength this many words
 /// later (docstring benchmark: any file prior on one-sentence questions cost R@5).
 const FILE_PRIOR_FROM_WORDS: f64 = 10.0;
-
 const FILE_PRIOR_RAMP_WORDS: f64 = 30.0;
-
 /// Source file extensions recognised in paths and frames.
 const EXTENSIONS: &str = "py|pyi|rs|js|jsx|mjs|cjs|ts|tsx|go|java|kt|kts|scala|c|h|cc|cpp|cxx|hpp|hh|hxx|cs|rb|php|swift|lua|sh|bash|exs|ex|hs|zig|dart|vue|svelte|md";
 
@@ -137,7 +132,6 @@ fn naming_source_files(pattern: &str) -> Regex {
 static IMPORT_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:import\b|from\s+\S+\s+import\b|#\s*include\b|use\s|package\s|using\s|(?:const|let|var)\s+\w+\s*=\s*require\()").unwrap()
 });
-
 static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(```|~~~)").unwrap());
 
 static PATH: LazyLock<Regex> =
@@ -146,7 +140,6 @@ static PATH: LazyLock<Regex> =
 static IDENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*").unwrap()
 });
-
 /// Member references in other languages' syntax: `Class#method` (Ruby, Javadoc, JS docs),
 /// `obj->method` (C, C++, PHP), and annotations or decorators (`@JsonRawValue`).
 static MEMBER: LazyLock<Regex> =
@@ -161,14 +154,12 @@ static SPECIFIER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"["'<]((?:[@\w.-]+/)+[\w.-]+)[>"']"#).unwrap());
 
 static BACKTICK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]+)`").unwrap());
-
 static DEFINES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?m)^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|export|default|async|unsafe|pub(?:\([\w ]+\))?)\s+)*(?:def|class|interface|enum|record|trait|fn|function|func|struct|type|(?:const|let|var))\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=[^=]",
     )
     .unwrap()
 });
-
 static CALLED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\.|\b)([A-Za-z_]\w*)\s*\(|\.([A-Za-z_]\w*)\b").unwrap());
 
@@ -181,7 +172,6 @@ static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
-
 /// A line a tool tags as an error in the middle: `[fd error]: 'x' is not a directory`,
 /// Maven's `[ERROR] …`, a compiler's `src/x.c:12:5: error: …`, a logger's `ERROR:root:…`. The
 /// tag is a bracket holding the word or the word after a colon, so prose ("the error: …") is
@@ -192,13 +182,11 @@ static TAGGED_ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
-
 /// A Rust panic's message: `panicked at 'message', src/x.rs:1:2` (before 1.73) or
 /// `panicked at src/x.rs:1:2:` followed by the message on the next line.
 static PANIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"panicked at (?:'([^'\n]+)|[^\s:]+:\d+:\d+:\r?\n([^\n]+))").unwrap()
 });
-
 /// A command-line flag: `--hidden`, `--no-ignore-vcs`.
 static FLAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[\s`'(\[])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b").unwrap());
@@ -211,13 +199,11 @@ static CONSTRUCTOR_WORD: LazyLock<Regex> =
 static TRAIT_FOR_TYPE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b([A-Z][A-Za-z0-9_]*)(?:<[^<>\n]*>)?`? +for +`?([A-Z][A-Za-z0-9_]*)\b").unwrap()
 });
-
 /// A short value in quotes, one token (`"OL"`, `'nearest'`), with what precedes it: a quote
 /// after a letter is an apostrophe, not an opening quote.
 static QUOTED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:^|[^\w\\'"])(?:"([^\s"'\\]{2,40})"|'([^\s"'\\]{2,40})')"#).unwrap()
 });
-
 static QUOTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""([^"\n]{12,200})"|'([^'\n]{12,200})'"#).unwrap());
 

@@ -16,7 +16,6 @@ use crate::retrieve::question::Question;
 /// The share of the leading file's evidence its folder-mates' entities gain, and the part of the
 /// leading entity's score they may reach.
 const SIBLING_SHARE: f64 = 0.3;
-
 const SIBLING_CEILING: f64 = 0.99;
 
 /// At full strength: the whole-file BM25 leg's weight in the file evidence, the share of its
@@ -24,11 +23,8 @@ const SIBLING_CEILING: f64 = 0.99;
 /// it (0.5 → 0.35 lifted change descriptions' Acc@5 from 81.8 to 83.0 with bug reports and
 /// the docstring benchmark unchanged; 0.2 cost bug reports 4.5 points).
 const FILE_LEG_WEIGHT: f64 = 1.0;
-
 const FILE_SHARE: f64 = 1.0;
-
 const FILE_POOL: f64 = 0.35;
-
 /// The n-th best entity of a file (from 0) gains `FILE_DECAY^n` of the file's share: the
 /// file's next units stay near its first, since a fix often edits several of them (0.3 before
 /// the unit leg; 0.6 lifted function Acc@5 on the change descriptions and multi-language
@@ -36,7 +32,6 @@ const FILE_POOL: f64 = 0.35;
 /// with files at Acc@1 / @5, code search and the docstring benchmark unchanged, while 0.45 and
 /// 0.9 lost tasks, lexical plane, 2026-12-04).
 const FILE_DECAY: f64 = 0.75;
-
 /// The n-th entity of the leading file's folder-mates gains `SIBLING_DECAY^n` of its share.
 const SIBLING_DECAY: f64 = 0.3;
 
@@ -47,9 +42,7 @@ const SIBLING_DECAY: f64 = 0.3;
 /// at weight 1.0 lifted multi-language function Acc@5 26.9 → 35.9; at three files, 0.5 gained
 /// less and 2.0 cost the change descriptions' file Acc@1, 51.7 → 49.4).
 const FILES_OPENED: usize = 2;
-
 const IN_FILE_WEIGHT: f64 = 1.0;
-
 /// Length normalisation (BM25's `b`) of that in-file ranking; the unit leg, which ranks the
 /// units of every file, keeps the usual 0.75. Within one file a fix edits long functions at
 /// least as often as short ones, and a long body holds more of a report's words by right:

@@ -43,7 +43,6 @@ use yields::{Yield, yield_to_live_definitions, yield_to_members};
 
 /// Candidates fetched per leg.
 const CANDIDATES: usize = 80;
-
 /// Reciprocal-rank-fusion constant. Small, so a leg's first places count (measured on the
 /// benchmark: 10 beat 30 and 60).
 const RRF_K: f64 = 10.0;

@@ -22,24 +22,19 @@ const NAME_WEIGHT: f64 = 1.2;
 /// A name written only in the question's code (the user's script) counts this much of one
 /// written in prose or a traceback frame.
 const CODE_NAME_SHARE: f64 = 0.5;
-
 /// A name the question's own code defines (`class PV`, its `__init__`) counts this much more
 /// little: it says where the user's code is, not where the answer is.
 const DEFINED_HERE_SHARE: f64 = 0.2;
-
 /// A definition's name written as a plain word (`fuentes`) counts this much of one written as
 /// code, and only when at most this share of the project's files use the word (lexical plane,
 /// 2026-12-03: change descriptions function Acc@1 23.3 → 25.0 and first entity 43.3 → 45.0 %,
 /// the other sets and code search unchanged; a 3 % share reached too few words in a project of
 /// 183 files, 10 % cost a function from the first five, a full share cost file Acc@5).
 const PLAIN_NAME_SHARE: f64 = 0.5;
-
 /// Share of a snake_case name no definition has, for the definitions named `<case>_<name>`
 /// (a family implementing it per case).
 const FAMILY_NAME_SHARE: f64 = 0.5;
-
 const RARE_WORD_SHARE: f64 = 0.05;
-
 /// A name shared by n definitions gives each `1 / n^NAME_SPREAD` of its weight.
 const NAME_SPREAD: f64 = 0.5;
 

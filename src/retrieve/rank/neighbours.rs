@@ -18,19 +18,16 @@ use crate::walk::is_test_path;
 /// one more into the first five on the issue benchmark, docstring R@5 unchanged; larger
 /// shares reordered ranks and lowered recall on the docstring benchmark).
 const GRAPH_SHARE: f64 = 0.05;
-
 /// Share of the mean score of the named definitions a unit calls that the unit gains when it
 /// is where two or more of them meet ([`add_meeting_callers`]; lexical plane, 2026-12-05:
 /// change descriptions' function Acc@5 64 → 65 of 120 at 0.5, 1.0 and 2.0 alike, every other
 /// issue figure, the docstrings and code search unchanged).
 const MEETING_SHARE: f64 = 1.0;
-
 /// Distinct named definitions a unit must call to be where they meet.
 const MEETING_NAMES: usize = 2;
 
 /// Hits whose namesakes in companion files gain a share, and the share.
 const COMPANION_SOURCES: usize = 5;
-
 const COMPANION_SHARE: f64 = 0.5;
 
 /// The 1-hop call neighbours of the three strongest hits, if already candidates, gain a share.

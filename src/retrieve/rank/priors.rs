@@ -17,12 +17,10 @@ use crate::walk::{is_generated_path, is_history_path, is_test_path, tooling_fold
 /// lifted the docstring benchmark's R@5 0.776 → 0.781 (14 questions up, none down) and lexical
 /// code search 0.866 → 0.868 (3 up, none down), with the issue sets' function figures unchanged.
 const TEST_PRIOR: f64 = 0.3;
-
 /// Score multiplier for generated, bundled and vendored code (`walk::is_generated_path`): an
 /// amalgamated single header holds every name of the library and otherwise outranks the
 /// files a fix changes.
 const GENERATED_PRIOR: f64 = 0.3;
-
 /// Score multiplier for the repository's own tooling (`walk::tooling_folder`: top-level
 /// `scripts/`, `build_tools/`, `ci/`, …) unless the question names the folder: a release
 /// script shares a change description's housekeeping words ("Add changelog entry" and
@@ -31,24 +29,19 @@ const GENERATED_PRIOR: f64 = 0.3;
 /// closer, nothing lower; demoting `tools/` too lifted go-zero's `core/` files but `tools/` is
 /// go-zero's own `goctl`, so it is not tooling here).
 const TOOLING_PRIOR: f64 = 0.3;
-
 /// Score multiplier for code in a language the project barely uses
 /// (`FileIndex::is_minority_language`).
 const MINORITY_LANGUAGE_PRIOR: f64 = 0.5;
-
 /// Score multiplier for file headers and documentation sections, and for the whole-file
 /// evidence of a file that is only prose (a changelog names everything a commit does).
 const PROSE_PRIOR: f64 = 0.5;
-
 /// The prose multiplier for a report (a long question): its prose names the feature, the
 /// flag and the symptom, which the documentation names too, but the fix goes into code.
 const REPORT_PROSE_PRIOR: f64 = 0.2;
-
 /// The share of the prose multiplier a text file keeps (see `kind_prior`; 1.0 / 0.5 / 0.3
 /// → change descriptions `semantic` Acc@5 78.4 / 83.0 / 83.0 with the history prior and
 /// text files as prose in the file leg, 2026-12-02).
 const TEXT_SHARE: f64 = 0.5;
-
 /// Score multiplier for prose in a changelog, release notes or contributors' list
 /// (`walk::is_history_path`): such a file restates every change in the words a change
 /// description uses, and no change description is answered by it (1.0 → 0.2: change

@@ -20,24 +20,18 @@ use crate::walk::is_test_path;
 /// Weight of the entity a traceback frame lies in (innermost frame; each frame further out
 /// counts half).
 const FRAME_WEIGHT: f64 = 1.5;
-
 /// File evidence of a file a frame, a written path or a name equal to its file name
 /// (`L031` → `rules/L031.py`) names.
 const PATH_FILE_WEIGHT: f64 = 1.0;
-
 /// Weight of an entity that writes an error message or quoted output of the question.
 const MESSAGE_WEIGHT: f64 = 1.0;
-
 /// A function spelling at least this many of the question's quoted values is where they are
 /// told apart (see [`add_quoted_values`]).
 const QUOTED_VALUES_MIN: usize = 2;
-
 /// At most this many of the question's quoted values are looked for.
 const QUOTED_VALUES_MAX: usize = 32;
-
 /// At most this many functions are credited for them.
 const QUOTED_VALUE_PLACES: usize = 5;
-
 /// A pasted excerpt found in more chunks than this is idiom (see [`add_excerpts`]).
 const EXCERPT_MAX_PLACES: usize = 3;
 
