@@ -981,6 +981,66 @@ fn a_rare_plain_word_naming_a_function_is_read_as_its_name() {
     );
 }
 
+/// A common name (`__init__`) has many definitions; a question that also writes a type's name
+/// ("Make Module call the `__init__` of NodeBase", the shape of astroid's #1262) means that
+/// type's, not the first few in id order (here six expression nodes whose paths sort first).
+#[test]
+fn a_common_name_means_the_definition_under_the_type_the_question_writes() {
+    let base = "\"\"\"The node every tree node derives from.\"\"\"\n\n\n\
+        class NodeBase:\n    \
+            \"\"\"A node of the tree: its position and its parent.\"\"\"\n\n    \
+            def __init__(self, lineno=None, parent=None):\n        \
+                self.lineno = lineno\n        \
+                self.parent = parent\n";
+    let scoped = "\"\"\"Nodes that open a scope.\"\"\"\n\n\
+        from astra.nodes.base import NodeBase\n\n\n\
+        class Module(NodeBase):\n    \
+            \"\"\"A whole source file: its name, its body and the names it defines.\"\"\"\n\n    \
+            def __init__(self, name, doc=None):\n        \
+                self.name = name\n        \
+                self.doc = doc\n        \
+                self.body = []\n";
+    let expressions: Vec<(String, String)> = [
+        "Attribute",
+        "Binary",
+        "Call",
+        "Compare",
+        "Constant",
+        "Keyword",
+    ]
+    .iter()
+    .map(|class| {
+        let lower = class.to_lowercase();
+        let text = format!(
+            "\"\"\"The {lower} expression node.\"\"\"\n\n\
+                     from astra.nodes.base import NodeBase\n\n\n\
+                     class {class}(NodeBase):\n    \
+                         \"\"\"A {lower} expression and its operands.\"\"\"\n\n    \
+                         def __init__(self, left, right=None):\n        \
+                             super().__init__()\n        \
+                             self.left = left\n        \
+                             self.right = right\n"
+        );
+        (format!("astra/calls/{lower}.py"), text)
+    })
+    .collect();
+    let mut files: Vec<(&str, &str)> = vec![
+        ("astra/nodes/base.py", base),
+        ("astra/nodes/scoped.py", scoped),
+    ];
+    files.extend(expressions.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let repo = lexical_repo(&files);
+    let ranked = ranked_ids(
+        repo.path(),
+        "Make Module call the __init__ of NodeBase (#12)",
+        3,
+    );
+    assert!(
+        ranked.contains(&"astra/nodes/scoped.py::Module.__init__".to_string()),
+        "{ranked:?}"
+    );
+}
+
 /// Within the leading file, the long function that does the work outranks the short one that
 /// shares a few of the report's words (the shape of Catch2#1608: the report quotes the
 /// destructor's assertion, the fix splits the names in the constructor).

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use super::hit::{Hit, places_by, places_in_file};
 use super::question::{QueryShape, Question};
-use super::resolve::{may_be_named, misspelt_member, owned_or_bound};
+use super::resolve::{may_be_named, misspelt_member, owned_or_bound, owner_written};
 use crate::load::files::{fold_word, folder_words, spells, stem_words};
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
@@ -24,7 +24,7 @@ const DEFINITION_BOOST: f64 = 3.0;
 const NAMED_FILE_FACTOR: f64 = 1.5;
 /// Identifiers written inside a sentence get this share of the definition boost.
 const SENTENCE_SYMBOL_SHARE: f64 = 0.5;
-/// Definitions of one name taken at most (the first by kind, then id).
+/// Definitions of one name taken at most (in the order [`definitions`] gives).
 const MAX_DEFINITIONS: usize = 5;
 /// A file whose name or folders spell all of a sentence's words: its hits gain this many
 /// best scores (in proportion to the share of word weight matched). Swept on the code-search
@@ -188,13 +188,15 @@ fn is_identifier_shaped(word: &str) -> bool {
 }
 
 /// The definitions of `symbol` outside tests (unless asked), those agreeing with its
-/// qualifier first, classes before functions, those in the file named after it before the
-/// rest, at most [`MAX_DEFINITIONS`].
+/// qualifier first; of an unqualified symbol, those under a type the question also writes
+/// first; then classes before functions, those in the file named after it before the rest,
+/// at most [`MAX_DEFINITIONS`].
 fn definitions<'g>(
     generation: &'g LoadedGeneration,
+    question: &Question,
     symbol: &Symbol,
-    about_tests: bool,
 ) -> Vec<&'g Entity> {
+    let about_tests = question.about_tests;
     let outside_tests = |e: &&Entity| may_be_named(e, about_tests);
     // A definition named by the whole written form (Elixir's `defmodule Plug.Conn`) is the one.
     let whole = symbol
@@ -237,8 +239,9 @@ fn definitions<'g>(
     // partial class's many `SqlMapper.*.cs` parts sort before `SqlMapper.cs`). The key is
     // computed once per definition: a common name has hundreds.
     found.sort_by_cached_key(|&e| {
+        let owner_unwritten = owners.is_empty() && !owner_written(question, e);
         let unnamed = !file_named_after(&e.path, &symbol.name);
-        (kind_order(e.kind), unnamed, e.id.as_str())
+        (owner_unwritten, kind_order(e.kind), unnamed, e.id.as_str())
     });
     found.truncate(MAX_DEFINITIONS);
     found
@@ -289,7 +292,7 @@ fn boost_definitions(
         .map(|(i, h)| (h.entity_id.clone(), i))
         .collect();
     for (symbol, share) in symbols(question) {
-        let found = definitions(generation, &symbol, question.about_tests);
+        let found = definitions(generation, question, &symbol);
         let spread = (found.len().max(1) as f64).sqrt();
         for entity in found {
             let named = file_named_after(&entity.path, &symbol.name);

@@ -2,6 +2,7 @@
 //! suffix > case-insensitive name > substring. Several equally good matches give a short
 //! disambiguation list instead of a guess.
 
+use super::question::Question;
 use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::text::is_name_char;
@@ -90,6 +91,28 @@ pub fn owned_by(entity: &Entity, owner: &str) -> bool {
     before
         .strip_suffix(owner)
         .is_some_and(|outer| outer.is_empty() || outer.ends_with('.'))
+}
+
+/// Whether the question also writes the type that owns `entity` (`Module` in "Make Module
+/// call the `__init__` of NodeNG" for `Module.__init__`): as a name or as a plain word, spelt
+/// as the type is. Among the many definitions of a common name (`__init__`, `parse`, `run`)
+/// these are the ones the question means.
+pub fn owner_written(question: &Question, entity: &Entity) -> bool {
+    let Some(owner) = owner_of(entity) else {
+        return false;
+    };
+    owner != entity.name
+        && (question.names.iter().any(|n| n.text == owner)
+            || question.plain_words.iter().any(|w| w == owner))
+}
+
+/// The last segment of `entity`'s qualified name before its own name: its type or module.
+fn owner_of(entity: &Entity) -> Option<&str> {
+    let before = entity
+        .qualified_name
+        .strip_suffix(entity.name.as_str())?
+        .strip_suffix('.')?;
+    before.rsplit('.').next()
 }
 
 /// The definitions a member written under its owners means: `definitions` (the project's

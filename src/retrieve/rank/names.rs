@@ -13,7 +13,9 @@ use crate::load::generation::LoadedGeneration;
 use crate::parse::{Entity, EntityKind};
 use crate::retrieve::hit::Hit;
 use crate::retrieve::question::{Name, Origin, Question};
-use crate::retrieve::resolve::{may_be_named, misspelt_member, owned_by, owned_or_bound};
+use crate::retrieve::resolve::{
+    may_be_named, misspelt_member, owned_by, owned_or_bound, owner_written,
+};
 use crate::walk::is_test_path;
 
 /// Weight of a definition whose own name is in the query.
@@ -92,10 +94,10 @@ pub(super) fn add_name_matches(
         if question.long && !question.about_constructors {
             drop_constructors_of_named_type(&mut definitions, &name.text);
         }
-        definitions.sort_by(|a, b| {
-            kind_priority(a.kind)
-                .cmp(&kind_priority(b.kind))
-                .then(a.id.cmp(&b.id))
+        // Of a common name's definitions, those under a type the question writes first.
+        definitions.sort_by_cached_key(|e| {
+            let owner_unwritten = name.owners.is_empty() && !owner_written(question, e);
+            (owner_unwritten, kind_priority(e.kind), e.id.as_str())
         });
         let mut weight = share
             * match name.origin {
