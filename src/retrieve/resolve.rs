@@ -1,6 +1,8 @@
 //! Entity resolution for names agents pass loosely: exact id > exact name > qualified-name
 //! suffix > case-insensitive name > substring. Several equally good matches give a short
-//! disambiguation list instead of a guess.
+//! disambiguation list instead of a guess. Also which of a name's definitions a question
+//! means: the one under the owner written with it or elsewhere in the question, a member one
+//! letter away, the function an assignment binds. It reads names; it never scores.
 
 use super::question::Question;
 use crate::load::generation::LoadedGeneration;
