@@ -80,18 +80,20 @@ pub fn resolve<'a>(generation: &'a LoadedGeneration, target: &str) -> Resolved<'
     Resolved::NotFound
 }
 
+/// What stands before a definition's own name in its qualified name (`Catch.Capturer` of
+/// `Catch.Capturer.captureValue`); None for a top-level definition.
+fn qualifier(entity: &Entity) -> Option<&str> {
+    entity
+        .qualified_name
+        .strip_suffix(entity.name.as_str())?
+        .strip_suffix('.')
+}
+
 /// Whether a definition's qualified name puts it right under `owner` (`Dict.getitem` under
 /// `Dict`, `Catch.Capturer.captureValue` under `Capturer`).
 pub fn owned_by(entity: &Entity, owner: &str) -> bool {
-    let qualified = &entity.qualified_name;
-    let Some(before) = qualified
-        .strip_suffix(entity.name.as_str())
-        .and_then(|q| q.strip_suffix('.'))
-    else {
-        return false;
-    };
-    before
-        .strip_suffix(owner)
+    qualifier(entity)
+        .and_then(|before| before.strip_suffix(owner))
         .is_some_and(|outer| outer.is_empty() || outer.ends_with('.'))
 }
 
@@ -100,21 +102,12 @@ pub fn owned_by(entity: &Entity, owner: &str) -> bool {
 /// as the type is. Among the many definitions of a common name (`__init__`, `parse`, `run`)
 /// these are the ones the question means.
 pub fn owner_written(question: &Question, entity: &Entity) -> bool {
-    let Some(owner) = owner_of(entity) else {
+    let Some(owner) = qualifier(entity).and_then(|before| before.rsplit('.').next()) else {
         return false;
     };
     owner != entity.name
         && (question.names.iter().any(|n| n.text == owner)
             || question.plain_words.iter().any(|w| w == owner))
-}
-
-/// The last segment of `entity`'s qualified name before its own name: its type or module.
-fn owner_of(entity: &Entity) -> Option<&str> {
-    let before = entity
-        .qualified_name
-        .strip_suffix(entity.name.as_str())?
-        .strip_suffix('.')?;
-    before.rsplit('.').next()
 }
 
 /// The definitions a member written under its owners means: `definitions` (the project's
